@@ -1,0 +1,1157 @@
+//! The scenario schema and its validation: the one place where a scenario
+//! file is checked.
+//!
+//! A scenario is parsed in two steps. Serde reads the TOML into `Raw*`
+//! structs that mirror the file (unknown keys are refused, and
+//! `serde_path_to_error` reports the key path of any type error). Then
+//! [`Scenario::from_raw`] checks every rule and converts quantities to the
+//! typed values the simulator uses. Every error names its key path and the
+//! rule, e.g. `topology.bottleneck.rate: must be > 0`.
+//!
+//! Quantities accept either a bare number in base units (bit/s, seconds,
+//! bytes) or a string with a unit: `"10 Mbps"`, `"290 ms"`, `"64 KiB"`.
+
+use std::fmt;
+
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::{ConfigError, Error};
+use crate::time::{Rate, SimTime};
+
+// ---------------------------------------------------------------------------
+// Quantities with units
+// ---------------------------------------------------------------------------
+
+/// A number, or a string holding a number and a unit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Quantity {
+    Num(f64),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Quantity;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a string with a unit, such as \"10 Mbps\" or \"290 ms\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Quantity, E> {
+                Ok(Quantity::Num(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Quantity, E> {
+                Ok(Quantity::Num(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Quantity, E> {
+                Ok(Quantity::Num(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Quantity, E> {
+                Ok(Quantity::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dim {
+    Time,
+    Rate,
+    Bytes,
+}
+
+fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {
+    let u = unit.trim();
+    let f = match dim {
+        Dim::Time => match u {
+            "" | "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" => 1e-6,
+            "ns" => 1e-9,
+            "min" => 60.0,
+            _ => return None,
+        },
+        Dim::Rate => match u {
+            "" | "bps" | "bit/s" | "b/s" => 1.0,
+            "kbps" | "Kbps" | "kbit/s" | "Kbit/s" => 1e3,
+            "Mbps" | "mbps" | "Mbit/s" => 1e6,
+            "Gbps" | "gbps" | "Gbit/s" => 1e9,
+            _ => return None,
+        },
+        Dim::Bytes => match u {
+            "" | "B" | "byte" | "bytes" => 1.0,
+            "kB" | "KB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            _ => return None,
+        },
+    };
+    Some(f)
+}
+
+fn dim_units(dim: Dim) -> &'static str {
+    match dim {
+        Dim::Time => "s, ms, us, ns, min",
+        Dim::Rate => "bps, kbps, Mbps, Gbps",
+        Dim::Bytes => "B, kB, MB, GB, KiB, MiB, GiB",
+    }
+}
+
+impl Quantity {
+    fn value(&self, dim: Dim, path: &str) -> Result<f64, ConfigError> {
+        let v = match self {
+            Quantity::Num(v) => *v,
+            Quantity::Text(s) => {
+                let s = s.trim();
+                let split = s
+                    .find(|c: char| {
+                        !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
+                    })
+                    .unwrap_or(s.len());
+                // "1e6" is a number, "1 e" is not: back off a trailing exponent
+                // marker that belongs to no digits.
+                let (num, unit) = s.split_at(split);
+                let n: f64 = num.trim().parse().map_err(|_| {
+                    ConfigError::new(path, format!("cannot read {s:?} as a number with a unit"))
+                })?;
+                let f = unit_factor(dim, unit).ok_or_else(|| {
+                    ConfigError::new(
+                        path,
+                        format!(
+                            "unknown unit {:?} (use one of: {})",
+                            unit.trim(),
+                            dim_units(dim)
+                        ),
+                    )
+                })?;
+                n * f
+            }
+        };
+        if !v.is_finite() {
+            return Err(ConfigError::new(path, "must be a finite number"));
+        }
+        Ok(v)
+    }
+}
+
+/// Largest accepted time: 10^6 s (about 11.6 days of simulated time).
+const MAX_SECONDS: f64 = 1e6;
+/// Largest accepted rate: 10 Tbit/s.
+const MAX_RATE: f64 = 1e13;
+/// Largest accepted byte count: 1 TB.
+const MAX_BYTES: f64 = 1e12;
+
+fn time(q: &Quantity, path: &str, allow_zero: bool) -> Result<SimTime, ConfigError> {
+    let v = q.value(Dim::Time, path)?;
+    check_range(v, path, allow_zero, MAX_SECONDS, "s")?;
+    Ok(SimTime::from_secs_f64(v))
+}
+
+fn rate(q: &Quantity, path: &str) -> Result<Rate, ConfigError> {
+    let v = q.value(Dim::Rate, path)?;
+    check_range(v, path, false, MAX_RATE, "bit/s")?;
+    if v < 1.0 {
+        return Err(ConfigError::new(path, "must be at least 1 bit/s"));
+    }
+    Ok(Rate(v.round() as u64))
+}
+
+fn bytes(q: &Quantity, path: &str) -> Result<u64, ConfigError> {
+    let v = q.value(Dim::Bytes, path)?;
+    check_range(v, path, false, MAX_BYTES, "bytes")?;
+    if v.fract() != 0.0 {
+        return Err(ConfigError::new(path, "must be a whole number of bytes"));
+    }
+    Ok(v as u64)
+}
+
+fn check_range(
+    v: f64,
+    path: &str,
+    allow_zero: bool,
+    max: f64,
+    unit: &str,
+) -> Result<(), ConfigError> {
+    if v < 0.0 || (!allow_zero && v == 0.0) {
+        let rule = if allow_zero {
+            "must be >= 0"
+        } else {
+            "must be > 0"
+        };
+        return Err(ConfigError::new(path, rule));
+    }
+    if v > max {
+        return Err(ConfigError::new(
+            path,
+            format!("must be at most {max:e} {unit}"),
+        ));
+    }
+    Ok(())
+}
+
+fn probability(v: f64, path: &str) -> Result<f64, ConfigError> {
+    if !v.is_finite() || !(0.0..=1.0).contains(&v) {
+        return Err(ConfigError::new(path, "must be a probability in [0, 1]"));
+    }
+    Ok(v)
+}
+
+fn int_in(v: i64, path: &str, lo: i64, hi: i64) -> Result<i64, ConfigError> {
+    if v < lo || v > hi {
+        return Err(ConfigError::new(
+            path,
+            format!("must be between {lo} and {hi}"),
+        ));
+    }
+    Ok(v)
+}
+
+// ---------------------------------------------------------------------------
+// The file as written
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub simulation: RawSimulation,
+    pub topology: RawTopology,
+    pub tcp: Option<RawTcp>,
+    pub traffic: Vec<RawTraffic>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSimulation {
+    pub duration: Quantity,
+    pub seed: Option<i64>,
+    pub sample_interval: Option<Quantity>,
+    pub warmup: Option<Quantity>,
+    /// Flow ids whose congestion window the sampler records.
+    pub trace_cwnd: Option<Vec<i64>>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopology {
+    pub kind: String,
+    pub pairs: i64,
+    pub access: RawLink,
+    pub receiver_access: Option<RawLink>,
+    pub bottleneck: RawLink,
+}
+
+/// A delay: one value, a per-packet uniform range, a per-flow range, or a
+/// per-flow list (the last two only for access links).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a delay such as \"5 ms\", { uniform = [\"300 ms\", \"400 ms\"] } (per packet), { min = \"5 ms\", max = \"100 ms\" } (per flow) or a list of per-flow delays"
+)]
+pub enum RawDelay {
+    Fixed(Quantity),
+    PerPacket { uniform: [Quantity; 2] },
+    PerFlowRange { min: Quantity, max: Quantity },
+    PerFlowList(Vec<Quantity>),
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a buffer size: a number of packets, { packets = N } or { bytes = \"64 KiB\" }"
+)]
+pub enum RawBuffer {
+    Packets(i64),
+    Table(RawBufferTable),
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBufferTable {
+    pub packets: Option<i64>,
+    pub bytes: Option<Quantity>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLink {
+    pub rate: Quantity,
+    pub delay: RawDelay,
+    /// Packet erasure probability, applied independently to each packet.
+    pub loss: Option<f64>,
+    pub buffer: Option<RawBuffer>,
+    /// Buffer of the reverse direction (defaults to `buffer`).
+    pub reverse_buffer: Option<RawBuffer>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTcp {
+    pub recovery: Option<String>,
+    pub cc: Option<String>,
+    pub mss: Option<i64>,
+    pub initial_window: Option<i64>,
+    pub delayed_ack: Option<bool>,
+    pub delayed_ack_timeout: Option<Quantity>,
+    pub window_scaling: Option<bool>,
+    pub receive_buffer: Option<Quantity>,
+    pub ecn: Option<bool>,
+    pub rate_cap: Option<Quantity>,
+    pub min_rto: Option<Quantity>,
+    pub max_rto: Option<Quantity>,
+    pub initial_rto: Option<Quantity>,
+    pub handshake: Option<bool>,
+    pub dupack_threshold: Option<i64>,
+}
+
+impl RawTcp {
+    /// `self` with every key `over` sets replaced.
+    fn overlay(&self, over: &RawTcp) -> RawTcp {
+        macro_rules! pick {
+            ($($f:ident),*) => { RawTcp { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
+        }
+        pick!(
+            recovery,
+            cc,
+            mss,
+            initial_window,
+            delayed_ack,
+            delayed_ack_timeout,
+            window_scaling,
+            receive_buffer,
+            ecn,
+            rate_cap,
+            min_rto,
+            max_rto,
+            initial_rto,
+            handshake,
+            dupack_threshold
+        )
+    }
+}
+
+/// Selects dumbbell pairs: `"all"`, one index, or a list of indices.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "\"all\", a pair index, or a list of pair indices"
+)]
+pub enum RawPairs {
+    All(String),
+    One(i64),
+    List(Vec<i64>),
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a start time such as \"0 s\" or { uniform = [\"0 s\", \"1 s\"] }"
+)]
+pub enum RawStart {
+    At(Quantity),
+    Uniform { uniform: [Quantity; 2] },
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTraffic {
+    pub kind: String,
+    pub pairs: Option<RawPairs>,
+    pub start: Option<RawStart>,
+    pub stop: Option<Quantity>,
+    /// bulk: bytes to send ("unlimited" or absent for no limit).
+    pub size: Option<Quantity>,
+    /// cbr: sending rate.
+    pub rate: Option<Quantity>,
+    /// cbr: datagram payload bytes.
+    pub packet_size: Option<i64>,
+    /// bulk: overrides of the scenario's `[tcp]` table.
+    pub tcp: Option<RawTcp>,
+}
+
+// ---------------------------------------------------------------------------
+// The validated scenario
+// ---------------------------------------------------------------------------
+
+/// How a link delays packets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DelayModel {
+    Fixed(SimTime),
+    /// Each packet's delay is drawn uniformly in `[lo, hi]`; packets still
+    /// leave in FIFO order (a packet never overtakes the one before it), as
+    /// in the satellite delay simulator of the AVQRED emulation.
+    Uniform(SimTime, SimTime),
+}
+
+impl DelayModel {
+    pub fn min(&self) -> SimTime {
+        match *self {
+            DelayModel::Fixed(d) => d,
+            DelayModel::Uniform(lo, _) => lo,
+        }
+    }
+    pub fn mean_secs(&self) -> f64 {
+        match *self {
+            DelayModel::Fixed(d) => d.secs_f64(),
+            DelayModel::Uniform(lo, hi) => 0.5 * (lo.secs_f64() + hi.secs_f64()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferLimit {
+    Packets(u32),
+    Bytes(u64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub rate: Rate,
+    pub delay: DelayModel,
+    pub loss: f64,
+    pub buffer: BufferLimit,
+    pub reverse_buffer: BufferLimit,
+}
+
+/// Access-link delays per pair.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AccessDelay {
+    Same(DelayModel),
+    /// Drawn per pair, uniformly in the range, from stream "access-delay".
+    Range(SimTime, SimTime),
+    List(Vec<SimTime>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccessSpec {
+    pub link: LinkSpec,
+    pub delay: AccessDelay,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dumbbell {
+    pub pairs: u32,
+    pub access: AccessSpec,
+    pub receiver_access: AccessSpec,
+    pub bottleneck: LinkSpec,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Topology {
+    Dumbbell(Dumbbell),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Fast retransmit, then slow start from one segment.
+    Tahoe,
+    /// Fast retransmit and fast recovery (RFC 5681).
+    Reno,
+    /// Reno with partial-ACK handling (RFC 6582).
+    NewReno,
+    /// SACK-based loss recovery (RFC 6675).
+    Sack,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcKind {
+    Reno,
+}
+
+/// TCP options of one connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    pub recovery: Recovery,
+    pub cc: CcKind,
+    pub mss: u32,
+    pub initial_window: u32,
+    pub delayed_ack: bool,
+    pub delayed_ack_timeout: SimTime,
+    pub window_scaling: bool,
+    pub receive_buffer: u64,
+    pub ecn: bool,
+    pub rate_cap: Option<Rate>,
+    pub min_rto: SimTime,
+    pub max_rto: SimTime,
+    pub initial_rto: SimTime,
+    pub handshake: bool,
+    pub dupack_threshold: u32,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            recovery: Recovery::NewReno,
+            cc: CcKind::Reno,
+            mss: 1460,
+            initial_window: 2,
+            delayed_ack: true,
+            delayed_ack_timeout: SimTime::from_ms(200),
+            window_scaling: true,
+            receive_buffer: 16 * 1024 * 1024,
+            ecn: false,
+            rate_cap: None,
+            min_rto: SimTime::from_secs(1),
+            max_rto: SimTime::from_secs(60),
+            initial_rto: SimTime::from_secs(1),
+            handshake: true,
+            dupack_threshold: 3,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The largest window the receiver can advertise: 65,535 bytes without
+    /// window scaling (RFC 7323), the receive buffer otherwise.
+    pub fn max_advertised_window(&self) -> u64 {
+        if self.window_scaling {
+            self.receive_buffer
+        } else {
+            self.receive_buffer.min(65_535)
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StartSpec {
+    At(SimTime),
+    Uniform(SimTime, SimTime),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrafficKind {
+    /// FTP-like bulk transfer over TCP; `size: None` is unlimited.
+    Bulk { size: Option<u64>, tcp: TcpConfig },
+    /// Constant bit rate over UDP.
+    Cbr { rate: Rate, packet_size: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Traffic {
+    pub kind: TrafficKind,
+    pub pairs: Vec<u32>,
+    pub start: StartSpec,
+    pub stop: Option<SimTime>,
+}
+
+/// A validated scenario, ready to build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub duration: SimTime,
+    pub sample_interval: SimTime,
+    pub warmup: SimTime,
+    pub trace_cwnd: Vec<u32>,
+    pub topology: Topology,
+    pub traffic: Vec<Traffic>,
+}
+
+impl Scenario {
+    /// Parse and validate TOML text.
+    pub fn from_toml(text: &str) -> Result<Scenario, Error> {
+        let raw = RawScenario::from_toml(text)?;
+        Ok(Scenario::from_raw(&raw)?)
+    }
+
+    /// Check every rule and convert to typed values.
+    pub fn from_raw(raw: &RawScenario) -> Result<Scenario, ConfigError> {
+        let sim = &raw.simulation;
+        let duration = time(&sim.duration, "simulation.duration", false)?;
+        let sample_interval = match &sim.sample_interval {
+            Some(q) => time(q, "simulation.sample_interval", false)?,
+            None => SimTime::from_ms(100),
+        };
+        if sample_interval < SimTime::from_us(1) {
+            return Err(ConfigError::new(
+                "simulation.sample_interval",
+                "must be at least 1 us",
+            ));
+        }
+        let warmup = match &sim.warmup {
+            Some(q) => time(q, "simulation.warmup", true)?,
+            None => SimTime::ZERO,
+        };
+        if warmup >= duration {
+            return Err(ConfigError::new(
+                "simulation.warmup",
+                "must be less than simulation.duration",
+            ));
+        }
+        let seed = match sim.seed {
+            Some(s) if s < 0 => return Err(ConfigError::new("simulation.seed", "must be >= 0")),
+            Some(s) => s as u64,
+            None => 1,
+        };
+
+        let topology = Topology::Dumbbell(dumbbell(&raw.topology)?);
+        let Topology::Dumbbell(db) = &topology;
+
+        let tcp_default = RawTcp::default();
+        let tcp_base = raw.tcp.as_ref().unwrap_or(&tcp_default);
+        // Validate the defaults on their own so errors point at [tcp].
+        tcp_config(tcp_base, "tcp")?;
+
+        if raw.traffic.is_empty() {
+            return Err(ConfigError::new(
+                "traffic",
+                "must list at least one traffic source",
+            ));
+        }
+        let mut traffic = Vec::with_capacity(raw.traffic.len());
+        for (i, t) in raw.traffic.iter().enumerate() {
+            traffic.push(traffic_entry(
+                t,
+                &format!("traffic[{i}]"),
+                tcp_base,
+                db.pairs,
+                duration,
+            )?);
+        }
+
+        let n_flows: usize = traffic.iter().map(|t| t.pairs.len()).sum();
+        let mut trace_cwnd = Vec::new();
+        for (i, f) in sim.trace_cwnd.iter().flatten().enumerate() {
+            trace_cwnd.push(int_in(
+                *f,
+                &format!("simulation.trace_cwnd[{i}]"),
+                0,
+                n_flows as i64 - 1,
+            )? as u32);
+        }
+
+        Ok(Scenario {
+            name: raw.name.clone().unwrap_or_else(|| "scenario".into()),
+            seed,
+            duration,
+            sample_interval,
+            warmup,
+            trace_cwnd,
+            topology,
+            traffic,
+        })
+    }
+}
+
+impl RawScenario {
+    pub fn from_toml(text: &str) -> Result<RawScenario, Error> {
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let msg = inner.message().to_string();
+            if path.is_empty() || path == "." {
+                // Missing top-level sections and TOML syntax errors.
+                match missing_field(&msg) {
+                    Some(field) => ConfigError::new(field, "is required").into(),
+                    None => Error::Parse(inner.to_string().trim().to_string()),
+                }
+            } else {
+                match missing_field(&msg) {
+                    Some(field) => {
+                        ConfigError::new(format!("{path}.{field}"), "is required").into()
+                    }
+                    None => ConfigError::new(path, msg).into(),
+                }
+            }
+        })
+    }
+}
+
+fn missing_field(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix("missing field `")?;
+    Some(rest.split('`').next()?.to_string())
+}
+
+fn buffer(b: &RawBuffer, path: &str) -> Result<BufferLimit, ConfigError> {
+    match b {
+        RawBuffer::Packets(n) => Ok(BufferLimit::Packets(
+            int_in(*n, path, 1, 100_000_000)? as u32
+        )),
+        RawBuffer::Table(RawBufferTable {
+            packets: Some(n),
+            bytes: None,
+        }) => Ok(BufferLimit::Packets(
+            int_in(*n, &format!("{path}.packets"), 1, 100_000_000)? as u32,
+        )),
+        RawBuffer::Table(RawBufferTable {
+            packets: None,
+            bytes: Some(q),
+        }) => {
+            let b = bytes(q, &format!("{path}.bytes"))?;
+            if b < 64 {
+                return Err(ConfigError::new(
+                    format!("{path}.bytes"),
+                    "must be at least 64 bytes",
+                ));
+            }
+            Ok(BufferLimit::Bytes(b))
+        }
+        RawBuffer::Table(_) => Err(ConfigError::new(
+            path,
+            "give exactly one of `packets` or `bytes`",
+        )),
+    }
+}
+
+fn link(
+    l: &RawLink,
+    path: &str,
+    per_flow_delay_ok: bool,
+) -> Result<(LinkSpec, AccessDelay), ConfigError> {
+    let rate = rate(&l.rate, &format!("{path}.rate"))?;
+    let dpath = format!("{path}.delay");
+    let (delay, access) = match &l.delay {
+        RawDelay::Fixed(q) => {
+            let d = DelayModel::Fixed(time(q, &dpath, true)?);
+            (d, AccessDelay::Same(d))
+        }
+        RawDelay::PerPacket { uniform: [a, b] } => {
+            let lo = time(a, &format!("{dpath}.uniform[0]"), true)?;
+            let hi = time(b, &format!("{dpath}.uniform[1]"), true)?;
+            if lo > hi {
+                return Err(ConfigError::new(
+                    &dpath,
+                    "uniform range must have low <= high",
+                ));
+            }
+            let d = DelayModel::Uniform(lo, hi);
+            (d, AccessDelay::Same(d))
+        }
+        RawDelay::PerFlowRange { min, max } if per_flow_delay_ok => {
+            let lo = time(min, &format!("{dpath}.min"), true)?;
+            let hi = time(max, &format!("{dpath}.max"), true)?;
+            if lo > hi {
+                return Err(ConfigError::new(&dpath, "min must be <= max"));
+            }
+            (DelayModel::Fixed(lo), AccessDelay::Range(lo, hi))
+        }
+        RawDelay::PerFlowList(v) if per_flow_delay_ok => {
+            if v.is_empty() {
+                return Err(ConfigError::new(&dpath, "list of per-flow delays is empty"));
+            }
+            let mut ds = Vec::with_capacity(v.len());
+            for (i, q) in v.iter().enumerate() {
+                ds.push(time(q, &format!("{dpath}[{i}]"), true)?);
+            }
+            (DelayModel::Fixed(ds[0]), AccessDelay::List(ds))
+        }
+        _ => {
+            return Err(ConfigError::new(
+                &dpath,
+                "per-flow delays ({ min, max } or a list) are allowed only on access links",
+            ))
+        }
+    };
+    let loss = probability(l.loss.unwrap_or(0.0), &format!("{path}.loss"))?;
+    if loss >= 1.0 {
+        return Err(ConfigError::new(
+            format!("{path}.loss"),
+            "must be < 1 (every packet would be lost)",
+        ));
+    }
+    let buf = match &l.buffer {
+        Some(b) => buffer(b, &format!("{path}.buffer"))?,
+        None => BufferLimit::Packets(1000),
+    };
+    let reverse_buffer = match &l.reverse_buffer {
+        Some(b) => buffer(b, &format!("{path}.reverse_buffer"))?,
+        None => buf,
+    };
+    Ok((
+        LinkSpec {
+            rate,
+            delay,
+            loss,
+            buffer: buf,
+            reverse_buffer,
+        },
+        access,
+    ))
+}
+
+fn dumbbell(t: &RawTopology) -> Result<Dumbbell, ConfigError> {
+    if t.kind != "dumbbell" {
+        return Err(ConfigError::new(
+            "topology.kind",
+            format!("unknown topology {:?} (known: \"dumbbell\")", t.kind),
+        ));
+    }
+    let pairs = int_in(t.pairs, "topology.pairs", 1, 100_000)? as u32;
+    let (alink, adelay) = link(&t.access, "topology.access", true)?;
+    if let AccessDelay::List(v) = &adelay {
+        if v.len() != pairs as usize {
+            return Err(ConfigError::new(
+                "topology.access.delay",
+                format!("lists {} delays for {pairs} pairs", v.len()),
+            ));
+        }
+    }
+    let access = AccessSpec {
+        link: alink,
+        delay: adelay,
+    };
+    let receiver_access = match &t.receiver_access {
+        Some(r) => {
+            let (l, d) = link(r, "topology.receiver_access", true)?;
+            if let AccessDelay::List(v) = &d {
+                if v.len() != pairs as usize {
+                    return Err(ConfigError::new(
+                        "topology.receiver_access.delay",
+                        format!("lists {} delays for {pairs} pairs", v.len()),
+                    ));
+                }
+            }
+            AccessSpec { link: l, delay: d }
+        }
+        None => access.clone(),
+    };
+    let (bottleneck, _) = link(&t.bottleneck, "topology.bottleneck", false)?;
+    Ok(Dumbbell {
+        pairs,
+        access,
+        receiver_access,
+        bottleneck,
+    })
+}
+
+fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
+    let mut c = TcpConfig::default();
+    if let Some(r) = &raw.recovery {
+        c.recovery = match r.as_str() {
+            "tahoe" => Recovery::Tahoe,
+            "reno" => Recovery::Reno,
+            "newreno" => Recovery::NewReno,
+            "sack" => Recovery::Sack,
+            other => {
+                return Err(ConfigError::new(
+                    format!("{path}.recovery"),
+                    format!("unknown loss recovery {other:?} (known: tahoe, reno, newreno, sack)"),
+                ))
+            }
+        };
+    }
+    if let Some(cc) = &raw.cc {
+        c.cc = match cc.as_str() {
+            "reno" => CcKind::Reno,
+            other => {
+                return Err(ConfigError::new(
+                    format!("{path}.cc"),
+                    format!("unknown congestion control {other:?} (known: reno)"),
+                ))
+            }
+        };
+    }
+    if let Some(m) = raw.mss {
+        c.mss = int_in(m, &format!("{path}.mss"), 64, 65_495)? as u32;
+    }
+    if let Some(w) = raw.initial_window {
+        c.initial_window = int_in(w, &format!("{path}.initial_window"), 1, 1000)? as u32;
+    }
+    if let Some(d) = raw.delayed_ack {
+        c.delayed_ack = d;
+    }
+    if let Some(q) = &raw.delayed_ack_timeout {
+        c.delayed_ack_timeout = time(q, &format!("{path}.delayed_ack_timeout"), false)?;
+        if c.delayed_ack_timeout > SimTime::from_ms(500) {
+            return Err(ConfigError::new(
+                format!("{path}.delayed_ack_timeout"),
+                "must be at most 500 ms (RFC 5681)",
+            ));
+        }
+    }
+    if let Some(w) = raw.window_scaling {
+        c.window_scaling = w;
+    }
+    match (&raw.receive_buffer, c.window_scaling) {
+        (Some(q), _) => {
+            c.receive_buffer = bytes(q, &format!("{path}.receive_buffer"))?;
+            if c.receive_buffer < c.mss as u64 {
+                return Err(ConfigError::new(
+                    format!("{path}.receive_buffer"),
+                    "must hold at least one MSS",
+                ));
+            }
+            // RFC 7323: the scaled window is at most 2^30 bytes.
+            if c.window_scaling && c.receive_buffer > 1 << 30 {
+                return Err(ConfigError::new(
+                    format!("{path}.receive_buffer"),
+                    "must be at most 1 GiB (RFC 7323 window scale limit)",
+                ));
+            }
+        }
+        (None, false) => c.receive_buffer = 65_535,
+        (None, true) => {}
+    }
+    if let Some(e) = raw.ecn {
+        c.ecn = e;
+    }
+    if let Some(q) = &raw.rate_cap {
+        c.rate_cap = Some(rate(q, &format!("{path}.rate_cap"))?);
+    }
+    if let Some(q) = &raw.min_rto {
+        c.min_rto = time(q, &format!("{path}.min_rto"), false)?;
+    }
+    if let Some(q) = &raw.max_rto {
+        c.max_rto = time(q, &format!("{path}.max_rto"), false)?;
+    }
+    if let Some(q) = &raw.initial_rto {
+        c.initial_rto = time(q, &format!("{path}.initial_rto"), false)?;
+    }
+    if c.min_rto > c.max_rto {
+        return Err(ConfigError::new(
+            format!("{path}.min_rto"),
+            "must be <= max_rto",
+        ));
+    }
+    if let Some(h) = raw.handshake {
+        c.handshake = h;
+    }
+    if let Some(d) = raw.dupack_threshold {
+        c.dupack_threshold = int_in(d, &format!("{path}.dupack_threshold"), 1, 100)? as u32;
+    }
+    Ok(c)
+}
+
+fn traffic_entry(
+    t: &RawTraffic,
+    path: &str,
+    tcp_base: &RawTcp,
+    n_pairs: u32,
+    duration: SimTime,
+) -> Result<Traffic, ConfigError> {
+    let pairs: Vec<u32> = match &t.pairs {
+        None => (0..n_pairs).collect(),
+        Some(RawPairs::All(s)) if s == "all" => (0..n_pairs).collect(),
+        Some(RawPairs::All(s)) => {
+            return Err(ConfigError::new(
+                format!("{path}.pairs"),
+                format!("expected \"all\", a pair index or a list, got {s:?}"),
+            ))
+        }
+        Some(RawPairs::One(i)) => {
+            vec![int_in(*i, &format!("{path}.pairs"), 0, n_pairs as i64 - 1)? as u32]
+        }
+        Some(RawPairs::List(v)) => {
+            if v.is_empty() {
+                return Err(ConfigError::new(format!("{path}.pairs"), "is empty"));
+            }
+            let mut out = Vec::with_capacity(v.len());
+            for (j, i) in v.iter().enumerate() {
+                out.push(int_in(*i, &format!("{path}.pairs[{j}]"), 0, n_pairs as i64 - 1)? as u32);
+            }
+            out
+        }
+    };
+    let start = match &t.start {
+        None => StartSpec::At(SimTime::ZERO),
+        Some(RawStart::At(q)) => StartSpec::At(time(q, &format!("{path}.start"), true)?),
+        Some(RawStart::Uniform { uniform: [a, b] }) => {
+            let lo = time(a, &format!("{path}.start.uniform[0]"), true)?;
+            let hi = time(b, &format!("{path}.start.uniform[1]"), true)?;
+            if lo > hi {
+                return Err(ConfigError::new(
+                    format!("{path}.start"),
+                    "uniform range must have low <= high",
+                ));
+            }
+            StartSpec::Uniform(lo, hi)
+        }
+    };
+    let earliest = match start {
+        StartSpec::At(s) => s,
+        StartSpec::Uniform(s, _) => s,
+    };
+    if earliest >= duration {
+        return Err(ConfigError::new(
+            format!("{path}.start"),
+            "must be before simulation.duration",
+        ));
+    }
+    let stop = match &t.stop {
+        None => None,
+        Some(q) => {
+            let s = time(q, &format!("{path}.stop"), false)?;
+            let latest = match start {
+                StartSpec::At(s) => s,
+                StartSpec::Uniform(_, hi) => hi,
+            };
+            if s <= latest {
+                return Err(ConfigError::new(
+                    format!("{path}.stop"),
+                    "must be after start",
+                ));
+            }
+            Some(s)
+        }
+    };
+    let unused = |key: &str, kind: &str| {
+        ConfigError::new(
+            format!("{path}.{key}"),
+            format!("is not used by traffic of kind {kind:?}"),
+        )
+    };
+    let kind = match t.kind.as_str() {
+        "bulk" | "ftp" => {
+            if t.rate.is_some() {
+                return Err(unused("rate", &t.kind));
+            }
+            if t.packet_size.is_some() {
+                return Err(unused("packet_size", &t.kind));
+            }
+            let size = match &t.size {
+                None => None,
+                Some(Quantity::Text(s)) if s == "unlimited" => None,
+                Some(q) => Some(bytes(q, &format!("{path}.size"))?),
+            };
+            let merged = match &t.tcp {
+                Some(o) => tcp_base.overlay(o),
+                None => tcp_base.clone(),
+            };
+            let tcp = tcp_config(&merged, &format!("{path}.tcp"))?;
+            TrafficKind::Bulk { size, tcp }
+        }
+        "cbr" => {
+            if t.size.is_some() {
+                return Err(unused("size", &t.kind));
+            }
+            if t.tcp.is_some() {
+                return Err(unused("tcp", &t.kind));
+            }
+            let r = match &t.rate {
+                Some(q) => rate(q, &format!("{path}.rate"))?,
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{path}.rate"),
+                        "is required for cbr traffic",
+                    ))
+                }
+            };
+            let ps = match t.packet_size {
+                Some(p) => int_in(p, &format!("{path}.packet_size"), 1, 65_507)? as u32,
+                None => 1000,
+            };
+            TrafficKind::Cbr {
+                rate: r,
+                packet_size: ps,
+            }
+        }
+        other => {
+            return Err(ConfigError::new(
+                format!("{path}.kind"),
+                format!("unknown traffic kind {other:?} (known: bulk, cbr)"),
+            ))
+        }
+    };
+    Ok(Traffic {
+        kind,
+        pairs,
+        start,
+        stop,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub const BASE: &str = r#"
+[simulation]
+duration = "10 s"
+[topology]
+kind = "dumbbell"
+pairs = 3
+[topology.access]
+rate = "100 Mbps"
+delay = "5 ms"
+[topology.bottleneck]
+rate = "10 Mbps"
+delay = "290 ms"
+buffer = 800
+[[traffic]]
+kind = "bulk"
+"#;
+
+    fn err(text: &str) -> String {
+        match Scenario::from_toml(text) {
+            Err(Error::Config(e)) => e.to_string(),
+            Err(e) => format!("other: {e}"),
+            Ok(_) => "ok".into(),
+        }
+    }
+
+    #[test]
+    fn base_parses_with_units() {
+        let s = Scenario::from_toml(BASE).unwrap();
+        let Topology::Dumbbell(d) = &s.topology;
+        assert_eq!(d.bottleneck.rate, Rate(10_000_000));
+        assert_eq!(d.bottleneck.delay, DelayModel::Fixed(SimTime::from_ms(290)));
+        assert_eq!(d.bottleneck.buffer, BufferLimit::Packets(800));
+        assert_eq!(s.traffic[0].pairs, vec![0, 1, 2]);
+        assert_eq!(s.sample_interval, SimTime::from_ms(100));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        assert_eq!(
+            err(&BASE.replace("\"10 Mbps\"", "-5")),
+            "topology.bottleneck.rate: must be > 0"
+        );
+        assert_eq!(
+            err(&BASE.replace("\"10 Mbps\"", "0")),
+            "topology.bottleneck.rate: must be > 0"
+        );
+        assert!(err(&BASE.replace("\"10 Mbps\"", "nan"))
+            .starts_with("topology.bottleneck.rate: must be a finite"));
+        assert!(err(&BASE.replace("\"10 Mbps\"", "\"10 Mfoo\"")).contains("unknown unit"));
+        assert!(
+            err(&BASE.replace("buffer = 800", "buffer = 800\nbogus = 1"))
+                .starts_with("topology.bottleneck.bogus: unknown field `bogus`")
+        );
+        assert_eq!(
+            err(&BASE.replace("pairs = 3", "pairs = 0")),
+            "topology.pairs: must be between 1 and 100000"
+        );
+        assert_eq!(
+            err(&BASE.replace("duration = \"10 s\"", "duration = 1e300")),
+            "simulation.duration: must be at most 1e6 s"
+        );
+        assert_eq!(
+            err(&BASE.replace("kind = \"bulk\"", "kind = \"ftpx\""))
+                .split(':')
+                .next(),
+            Some("traffic[0].kind")
+        );
+        assert_eq!(
+            err(&BASE.replace("[simulation]\nduration = \"10 s\"", "")),
+            "simulation: is required"
+        );
+        assert!(
+            err(&BASE.replace("buffer = 800", "buffer = { packets = 3, bits = 4 }"))
+                .starts_with("topology.bottleneck.buffer: a buffer size")
+        );
+        assert_eq!(
+            err(&BASE.replace("kind = \"bulk\"", "kind = \"bulk\"\nrate = 5")),
+            "traffic[0].rate: is not used by traffic of kind \"bulk\""
+        );
+    }
+
+    #[test]
+    fn tcp_overrides_merge() {
+        let text = format!("{BASE}\n[traffic.tcp]\nrecovery = \"sack\"\n\n[tcp]\nmss = 1000\nwindow_scaling = false\n");
+        let s = Scenario::from_toml(&text).unwrap();
+        let TrafficKind::Bulk { tcp, .. } = &s.traffic[0].kind else {
+            panic!()
+        };
+        assert_eq!(tcp.recovery, Recovery::Sack);
+        assert_eq!(tcp.mss, 1000);
+        assert_eq!(tcp.max_advertised_window(), 65_535);
+    }
+}

@@ -1,0 +1,661 @@
+//! The simulation: entities, the event loop and dispatch.
+
+use crate::config::{Scenario, StartSpec, Topology, TrafficKind};
+use crate::engine::{Event, EventQueue};
+use crate::error::{Error, Result};
+use crate::ids::{AppId, FlowId, LinkId, NodeId};
+use crate::net::{DropReason, Link, Routes};
+use crate::packet::{Packet, PacketKind};
+use crate::probe::{jain_index, mean_std, CwndTrace, DropLog, TimeSeries};
+use crate::rng::Rng;
+use crate::time::SimTime;
+use crate::topology::{self, Built};
+use crate::traffic::{self, App};
+use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::udp::{CbrSource, UdpSink};
+use crate::transport::Emit;
+
+/// The two ends of a flow.
+#[derive(Debug)]
+pub enum Endpoints {
+    Tcp {
+        sender: Box<TcpSender>,
+        receiver: Box<TcpReceiver>,
+    },
+    Udp {
+        sink: UdpSink,
+    },
+}
+
+#[derive(Debug)]
+pub struct Flow {
+    pub id: FlowId,
+    pub kind: &'static str,
+    pub pair: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub app: AppId,
+    pub start: SimTime,
+    pub stop: Option<SimTime>,
+    pub ends: Endpoints,
+    /// Payload bytes delivered in order to the receiving application.
+    pub delivered: u64,
+    pub delivered_at_warmup: Option<u64>,
+    /// When the receiver got the last byte of a finite transfer.
+    pub completed: Option<SimTime>,
+    sender_timer: Option<SimTime>,
+    ack_timer: Option<SimTime>,
+}
+
+/// Counts for the conservation check: every packet created is delivered,
+/// dropped, or still inside a link.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PacketCounts {
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+}
+
+pub struct Simulation {
+    now: SimTime,
+    end: SimTime,
+    warmup: SimTime,
+    sample_interval: SimTime,
+    queue: EventQueue,
+    pub node_names: Vec<String>,
+    pub links: Vec<Link>,
+    routes: Routes,
+    pub flows: Vec<Flow>,
+    apps: Vec<App>,
+    out: Vec<Packet>,
+    next_uid: u64,
+    delivered_packets: u64,
+    dropped_packets: u64,
+    pub timeseries: TimeSeries,
+    pub drops: DropLog,
+    pub cwnd: CwndTrace,
+    trace_cwnd: Vec<FlowId>,
+    /// The link whose figures the summary reports.
+    pub bottleneck: LinkId,
+    pub seed: u64,
+}
+
+fn emit<'a>(now: SimTime, out: &'a mut Vec<Packet>, next_uid: &'a mut u64) -> Emit<'a> {
+    Emit { now, out, next_uid }
+}
+
+impl Simulation {
+    /// Build the network and traffic of a validated scenario.
+    pub fn new(scenario: &Scenario) -> Result<Simulation> {
+        let seed = scenario.seed;
+        let built: Built = match &scenario.topology {
+            Topology::Dumbbell(db) => topology::dumbbell::build(db, seed),
+        };
+        let endpoints: Vec<_> = built.links.iter().map(|l| (l.from, l.to)).collect();
+        let routes = Routes::build(built.n_nodes, &endpoints);
+        let bottleneck = built
+            .links
+            .iter()
+            .position(|l| l.name == "bottleneck")
+            .map(|i| LinkId(i as u32))
+            .unwrap_or(LinkId(0));
+
+        let mut sim = Simulation {
+            now: SimTime::ZERO,
+            end: scenario.duration,
+            warmup: scenario.warmup,
+            sample_interval: scenario.sample_interval,
+            queue: EventQueue::new(),
+            node_names: built.node_names,
+            links: built.links,
+            routes,
+            flows: Vec::new(),
+            apps: Vec::new(),
+            out: Vec::with_capacity(64),
+            next_uid: 0,
+            delivered_packets: 0,
+            dropped_packets: 0,
+            timeseries: TimeSeries::default(),
+            drops: DropLog::default(),
+            cwnd: CwndTrace::default(),
+            trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
+            bottleneck,
+            seed,
+        };
+
+        let mut start_rng = Rng::stream(seed, "start", 0);
+        for t in &scenario.traffic {
+            for &pair in &t.pairs {
+                let (src, dst) = built.pairs[pair as usize];
+                let id = FlowId(sim.flows.len() as u32);
+                let app = AppId(sim.apps.len() as u32);
+                let start = match t.start {
+                    StartSpec::At(s) => s,
+                    StartSpec::Uniform(lo, hi) => SimTime(start_rng.uniform_u64(lo.ns(), hi.ns())),
+                };
+                let (kind, ends, a) = match &t.kind {
+                    TrafficKind::Bulk { size, tcp } => (
+                        "bulk",
+                        Endpoints::Tcp {
+                            sender: Box::new(TcpSender::new(id, src, dst, tcp.clone())),
+                            receiver: Box::new(TcpReceiver::new(id, dst, src, tcp)),
+                        },
+                        App::Bulk {
+                            flow: id,
+                            size: *size,
+                            stop: t.stop,
+                        },
+                    ),
+                    TrafficKind::Cbr { rate, packet_size } => (
+                        "cbr",
+                        Endpoints::Udp {
+                            sink: UdpSink::default(),
+                        },
+                        App::Cbr {
+                            source: CbrSource::new(id, src, dst, *rate, *packet_size),
+                            stop: t.stop,
+                            active: false,
+                        },
+                    ),
+                };
+                sim.flows.push(Flow {
+                    id,
+                    kind,
+                    pair,
+                    src,
+                    dst,
+                    app,
+                    start,
+                    stop: t.stop,
+                    ends,
+                    delivered: 0,
+                    delivered_at_warmup: None,
+                    completed: None,
+                    sender_timer: None,
+                    ack_timer: None,
+                });
+                sim.apps.push(a);
+                sim.queue.schedule(start, Event::App(app, traffic::START));
+                if let Some(stop) = t.stop {
+                    sim.queue.schedule(stop, Event::App(app, traffic::STOP));
+                }
+            }
+        }
+        if sim.sample_interval <= sim.end {
+            sim.queue.schedule(sim.sample_interval, Event::Sample);
+        }
+        Ok(sim)
+    }
+
+    /// Parse, validate and build in one step.
+    pub fn from_toml(text: &str) -> Result<Simulation> {
+        Simulation::new(&Scenario::from_toml(text)?)
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    pub fn finished(&self) -> bool {
+        self.now >= self.end
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.queue.processed()
+    }
+
+    /// Process every event up to and including time `t` (at most the end
+    /// of the run).
+    pub fn run_until(&mut self, t: SimTime) -> Result<()> {
+        let limit = t.min(self.end);
+        while let Some(tn) = self.queue.peek_time() {
+            if tn > limit {
+                break;
+            }
+            let (time, ev) = self.queue.pop().expect("peeked");
+            self.now = time;
+            self.dispatch(ev)?;
+        }
+        self.now = self.now.max(limit);
+        Ok(())
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        self.run_until(self.end)
+    }
+
+    fn dispatch(&mut self, ev: Event) -> Result<()> {
+        match ev {
+            Event::TxDone(l) => self.tx_done(l),
+            Event::Arrive(l) => return self.arrive(l),
+            Event::SenderTimer(f) => {
+                let now = self.now;
+                let flow = &mut self.flows[f.idx()];
+                if flow.sender_timer == Some(now) {
+                    flow.sender_timer = None;
+                }
+                if let Endpoints::Tcp { sender, .. } = &mut flow.ends {
+                    sender.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
+                }
+                return self.after_endpoint(f);
+            }
+            Event::AckTimer(f) => {
+                let now = self.now;
+                let flow = &mut self.flows[f.idx()];
+                if flow.ack_timer == Some(now) {
+                    flow.ack_timer = None;
+                }
+                if let Endpoints::Tcp { receiver, .. } = &mut flow.ends {
+                    receiver.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
+                }
+                return self.after_endpoint(f);
+            }
+            Event::App(a, token) => return self.app_event(a, token),
+            Event::Sample => self.sample(),
+        }
+        Ok(())
+    }
+
+    // ----- applications -----------------------------------------------------
+
+    fn app_event(&mut self, a: AppId, token: u32) -> Result<()> {
+        let now = self.now;
+        let flow_id = match &mut self.apps[a.idx()] {
+            App::Bulk { flow, size, .. } => {
+                let f = *flow;
+                let size = *size;
+                if let Endpoints::Tcp { sender, .. } = &mut self.flows[f.idx()].ends {
+                    let mut em = emit(now, &mut self.out, &mut self.next_uid);
+                    match token {
+                        traffic::START => {
+                            sender.write(size.unwrap_or(u64::MAX), &mut em);
+                            if size.is_some() {
+                                sender.close();
+                            }
+                            sender.open(&mut em);
+                        }
+                        traffic::STOP => sender.stop(),
+                        _ => {}
+                    }
+                }
+                f
+            }
+            App::Cbr {
+                source,
+                stop,
+                active,
+            } => {
+                let f = source.flow;
+                match token {
+                    traffic::START | traffic::TICK => {
+                        if token == traffic::START {
+                            *active = true;
+                        }
+                        if *active {
+                            let next =
+                                source.tick(&mut emit(now, &mut self.out, &mut self.next_uid));
+                            if stop.is_none_or(|s| next < s) && next <= self.end {
+                                self.queue.schedule(next, Event::App(a, traffic::TICK));
+                            }
+                        }
+                    }
+                    traffic::STOP => *active = false,
+                    _ => {}
+                }
+                f
+            }
+        };
+        self.after_endpoint(flow_id)
+    }
+
+    // ----- network ----------------------------------------------------------
+
+    /// Route the packets an endpoint just emitted and re-arm its timers.
+    fn after_endpoint(&mut self, f: FlowId) -> Result<()> {
+        let flow = &mut self.flows[f.idx()];
+        if let Endpoints::Tcp { sender, receiver } = &flow.ends {
+            if let Some(t) = sender.next_wakeup() {
+                if flow.sender_timer.is_none_or(|s| t < s) {
+                    flow.sender_timer = Some(t);
+                    self.queue.schedule(t.max(self.now), Event::SenderTimer(f));
+                }
+            }
+            if let Some(t) = receiver.next_wakeup() {
+                if flow.ack_timer.is_none_or(|s| t < s) {
+                    flow.ack_timer = Some(t);
+                    self.queue.schedule(t.max(self.now), Event::AckTimer(f));
+                }
+            }
+        }
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let mut result = Ok(());
+        for pkt in out.drain(..) {
+            if let Err(e) = self.forward(pkt.src, pkt) {
+                result = Err(e);
+            }
+        }
+        self.out = out;
+        result
+    }
+
+    fn forward(&mut self, at: NodeId, pkt: Packet) -> Result<()> {
+        let Some(l) = self.routes.next_hop(at, pkt.dst) else {
+            return Err(Error::Simulation(format!(
+                "no route from {} to {}",
+                self.node_names[at.idx()],
+                self.node_names[pkt.dst.idx()]
+            )));
+        };
+        self.enqueue(l, pkt);
+        Ok(())
+    }
+
+    fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.idx()];
+        let port = &mut link.port;
+        let index = port.arrivals;
+        port.arrivals += 1;
+        if !port.fits(&pkt) {
+            self.record_drop(l, &pkt, index, DropReason::Overflow);
+            return;
+        }
+        port.bytes += pkt.size as u64;
+        port.queue.push_back(pkt);
+        if port.in_service.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    fn start_tx(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[l.idx()];
+        let port = &mut link.port;
+        if let Some(pkt) = port.queue.pop_front() {
+            port.bytes -= pkt.size as u64;
+            port.busy_mark = now;
+            let done = now + link.rate.tx_time(pkt.size);
+            port.in_service = Some(pkt);
+            self.queue.schedule(done, Event::TxDone(l));
+        }
+    }
+
+    fn tx_done(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[l.idx()];
+        let port = &mut link.port;
+        let pkt = port
+            .in_service
+            .take()
+            .expect("TxDone without a packet in service");
+        port.busy_ns += (now - port.busy_mark).ns();
+        port.busy_mark = now;
+        port.tx_bytes += pkt.size as u64;
+        port.tx_bytes_total += pkt.size as u64;
+        port.tx_packets_total += 1;
+        if link.loss > 0.0 && link.rng.chance(link.loss) {
+            // Erased on the link: the index is its position among packets
+            // that arrived at this port.
+            let index = port.arrivals - 1 - port.queue.len() as u64;
+            self.record_drop(l, &pkt, index, DropReason::Erasure);
+        } else {
+            let t = link.arrival_time(now);
+            link.line.push_back((t, pkt));
+            if link.line.len() == 1 {
+                self.queue.schedule(t, Event::Arrive(l));
+            }
+        }
+        self.start_tx(l);
+    }
+
+    fn arrive(&mut self, l: LinkId) -> Result<()> {
+        let link = &mut self.links[l.idx()];
+        let (_, pkt) = link.line.pop_front().expect("Arrive without a packet");
+        let to = link.to;
+        if let Some(&(t, _)) = link.line.front() {
+            self.queue.schedule(t, Event::Arrive(l));
+        }
+        if pkt.dst == to {
+            self.deliver(pkt)
+        } else {
+            self.forward(to, pkt)
+        }
+    }
+
+    fn deliver(&mut self, pkt: Packet) -> Result<()> {
+        let now = self.now;
+        self.delivered_packets += 1;
+        let f = pkt.flow;
+        let flow = &mut self.flows[f.idx()];
+        let mut em = emit(now, &mut self.out, &mut self.next_uid);
+        match (&mut flow.ends, pkt.kind) {
+            (Endpoints::Tcp { receiver, .. }, PacketKind::Syn | PacketKind::TcpData) => {
+                let d = receiver.on_segment(&pkt, &mut em);
+                flow.delivered += d.bytes;
+                if d.closed && flow.completed.is_none() {
+                    flow.completed = Some(now);
+                }
+            }
+            (Endpoints::Tcp { sender, .. }, PacketKind::SynAck | PacketKind::TcpAck) => {
+                sender.on_ack(&pkt, &mut em);
+            }
+            (Endpoints::Udp { sink }, PacketKind::Udp) => {
+                sink.packets += 1;
+                sink.bytes += pkt.len as u64;
+                flow.delivered += pkt.len as u64;
+            }
+            _ => {
+                return Err(Error::Simulation(format!(
+                    "flow {} received a {:?} packet it cannot handle",
+                    f.0, pkt.kind
+                )))
+            }
+        }
+        self.after_endpoint(f)
+    }
+
+    fn record_drop(&mut self, l: LinkId, pkt: &Packet, index: u64, reason: DropReason) {
+        self.dropped_packets += 1;
+        let port = &mut self.links[l.idx()].port;
+        port.drops_total += 1;
+        port.drops_since_sample += 1;
+        let d = &mut self.drops;
+        d.time_ns.push(self.now.ns());
+        d.link.push(l.0);
+        d.flow.push(pkt.flow.0);
+        d.index.push(index);
+        d.reason.push(reason as u8);
+        d.data
+            .push(matches!(pkt.kind, PacketKind::TcpData | PacketKind::Udp));
+        d.size.push(pkt.size);
+    }
+
+    // ----- measurement ------------------------------------------------------
+
+    fn sample(&mut self) {
+        let now = self.now;
+        let interval = self.sample_interval;
+        let secs = interval.secs_f64();
+        for (i, link) in self.links.iter_mut().enumerate() {
+            let port = &mut link.port;
+            if port.in_service.is_some() {
+                port.busy_ns += (now - port.busy_mark).ns();
+                port.busy_mark = now;
+            }
+            if link.monitored {
+                let ts = &mut self.timeseries;
+                ts.time_ns.push(now.ns());
+                ts.link.push(i as u32);
+                ts.utilization
+                    .push(port.busy_ns as f64 / interval.ns() as f64);
+                ts.throughput_bps.push(port.tx_bytes as f64 * 8.0 / secs);
+                ts.queue_packets.push(port.queue.len() as u32);
+                ts.queue_bytes.push(port.bytes);
+                ts.drops.push(port.drops_since_sample);
+            }
+            port.busy_ns = 0;
+            port.tx_bytes = 0;
+            port.drops_since_sample = 0;
+        }
+        for &f in &self.trace_cwnd {
+            if let Endpoints::Tcp { sender, .. } = &self.flows[f.idx()].ends {
+                self.cwnd.time_ns.push(now.ns());
+                self.cwnd.flow.push(f.0);
+                self.cwnd.cwnd_bytes.push(sender.win.cwnd);
+                self.cwnd.ssthresh_bytes.push(sender.win.ssthresh);
+            }
+        }
+        if now >= self.warmup {
+            for flow in &mut self.flows {
+                if flow.delivered_at_warmup.is_none() {
+                    flow.delivered_at_warmup = Some(flow.delivered);
+                }
+            }
+        }
+        let next = now + interval;
+        if next <= self.end {
+            self.queue.schedule(next, Event::Sample);
+        }
+    }
+
+    /// Packet accounting for the conservation invariant.
+    pub fn packet_counts(&self) -> PacketCounts {
+        PacketCounts {
+            created: self.next_uid,
+            delivered: self.delivered_packets,
+            dropped: self.dropped_packets,
+            in_flight: self.links.iter().map(|l| l.in_flight() as u64).sum(),
+        }
+    }
+
+    /// Per-flow figures over the measurement window.
+    pub fn flow_summaries(&self) -> Vec<FlowSummary> {
+        self.flows.iter().map(|f| self.flow_summary(f)).collect()
+    }
+
+    fn flow_summary(&self, f: &Flow) -> FlowSummary {
+        let begin = f.start.max(self.warmup);
+        let mut end = self.now.min(f.stop.unwrap_or(SimTime::MAX));
+        if let Some(c) = f.completed {
+            end = end.min(c);
+        }
+        let base = if f.start >= self.warmup {
+            0
+        } else {
+            f.delivered_at_warmup.unwrap_or(0)
+        };
+        let bytes = f.delivered - base.min(f.delivered);
+        let span = end.saturating_sub(begin).secs_f64();
+        let goodput_bps = if span > 0.0 {
+            bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        };
+        let mut s = FlowSummary {
+            flow: f.id.0,
+            kind: f.kind,
+            pair: f.pair,
+            start_s: f.start.secs_f64(),
+            completion_s: f.completed.map(|c| c.secs_f64()).unwrap_or(f64::NAN),
+            bytes_delivered: f.delivered,
+            goodput_bps,
+            ..FlowSummary::default()
+        };
+        if let Endpoints::Tcp { sender, .. } = &f.ends {
+            let st = &sender.stats;
+            s.segments_sent = st.segments_sent;
+            s.retransmits = st.retransmits;
+            s.fast_retransmits = st.fast_retransmits;
+            s.timeouts = st.timeouts;
+            s.ecn_reductions = st.ecn_reductions;
+            s.rtt_samples = st.rtt_samples;
+            if st.rtt_samples > 0 {
+                s.rtt_min_s = st.rtt_min_ns as f64 * 1e-9;
+                s.rtt_mean_s = st.rtt_sum_ns / st.rtt_samples as f64 * 1e-9;
+                s.rtt_max_s = st.rtt_max_ns as f64 * 1e-9;
+            }
+            s.cwnd_bytes = sender.win.cwnd;
+        }
+        s
+    }
+
+    /// Run-level figures over the measurement window (samples after
+    /// `warmup`), for the bottleneck link.
+    pub fn summary(&self) -> Vec<(&'static str, f64)> {
+        let ts = &self.timeseries;
+        let b = self.bottleneck.0;
+        let warm = self.warmup.ns();
+        let rows =
+            || (0..ts.time_ns.len()).filter(move |&i| ts.link[i] == b && ts.time_ns[i] > warm);
+        let (u_mean, u_std) = mean_std(rows().map(|i| ts.utilization[i]));
+        let (t_mean, t_std) = mean_std(rows().map(|i| ts.throughput_bps[i]));
+        let (q_mean, q_std) = mean_std(rows().map(|i| ts.queue_packets[i] as f64));
+        let (qb_mean, _) = mean_std(rows().map(|i| ts.queue_bytes[i] as f64));
+        let flows = self.flow_summaries();
+        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        let dropped_after_warmup = self.drops.time_ns.iter().filter(|&&t| t >= warm).count();
+        let bottleneck_drops = (0..self.drops.time_ns.len())
+            .filter(|&i| self.drops.link[i] == b && self.drops.time_ns[i] >= warm)
+            .count();
+        let counts = self.packet_counts();
+        let bl = &self.links[self.bottleneck.idx()];
+        vec![
+            ("duration_s", self.now.secs_f64()),
+            ("warmup_s", self.warmup.secs_f64()),
+            ("seed", self.seed as f64),
+            ("utilization_mean", u_mean),
+            ("utilization_std", u_std),
+            ("throughput_mean_bps", t_mean),
+            ("throughput_std_bps", t_std),
+            ("queue_mean_packets", q_mean),
+            ("queue_std_packets", q_std),
+            ("queue_mean_bytes", qb_mean),
+            ("drops_total", dropped_after_warmup as f64),
+            ("drops_bottleneck", bottleneck_drops as f64),
+            ("goodput_total_bps", goodputs.iter().sum()),
+            ("jain_index", jain_index(&goodputs)),
+            ("flows", flows.len() as f64),
+            (
+                "retransmits_total",
+                flows.iter().map(|f| f.retransmits as f64).sum(),
+            ),
+            (
+                "timeouts_total",
+                flows.iter().map(|f| f.timeouts as f64).sum(),
+            ),
+            ("bottleneck_packets", bl.port.tx_packets_total as f64),
+            ("bottleneck_rate_bps", bl.rate.bps() as f64),
+            ("packets_created", counts.created as f64),
+            ("events", self.events_processed() as f64),
+        ]
+    }
+}
+
+/// Figures for one flow.
+#[derive(Debug, Clone, Default)]
+pub struct FlowSummary {
+    pub flow: u32,
+    pub kind: &'static str,
+    pub pair: u32,
+    pub start_s: f64,
+    pub completion_s: f64,
+    pub bytes_delivered: u64,
+    pub goodput_bps: f64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub ecn_reductions: u64,
+    pub rtt_samples: u64,
+    pub rtt_min_s: f64,
+    pub rtt_mean_s: f64,
+    pub rtt_max_s: f64,
+    pub cwnd_bytes: f64,
+}

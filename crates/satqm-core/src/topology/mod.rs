@@ -1,0 +1,57 @@
+//! Topology builders: turn a scenario's `[topology]` into nodes and links.
+
+pub mod dumbbell;
+
+use crate::config::LinkSpec;
+use crate::ids::NodeId;
+use crate::net::{Link, Port};
+use crate::rng::Rng;
+
+/// What a builder produces.
+#[derive(Debug)]
+pub struct Built {
+    pub n_nodes: usize,
+    pub node_names: Vec<String>,
+    pub links: Vec<Link>,
+    /// (sender node, receiver node) of each host pair.
+    pub pairs: Vec<(NodeId, NodeId)>,
+}
+
+impl Built {
+    pub fn node(&mut self, name: String) -> NodeId {
+        self.node_names.push(name);
+        self.n_nodes += 1;
+        NodeId(self.n_nodes as u32 - 1)
+    }
+
+    /// Add the two directions of a duplex link.
+    pub fn duplex(
+        &mut self,
+        name: &str,
+        a: NodeId,
+        b: NodeId,
+        spec: &LinkSpec,
+        seed: u64,
+        monitored: bool,
+    ) {
+        for (dir, (from, to), buffer) in [
+            ("", (a, b), spec.buffer),
+            (".reverse", (b, a), spec.reverse_buffer),
+        ] {
+            let index = self.links.len() as u64;
+            self.links.push(Link {
+                name: format!("{name}{dir}"),
+                from,
+                to,
+                rate: spec.rate,
+                delay: spec.delay,
+                loss: spec.loss,
+                port: Port::new(buffer),
+                line: Default::default(),
+                last_arrival: Default::default(),
+                rng: Rng::stream(seed, "link", index),
+                monitored,
+            });
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Applications that drive transports: bulk (FTP) transfers and CBR.
+//!
+//! Apps react to timers (`START`, `STOP`, `TICK` tokens) and use the
+//! socket-like interface of the transports; they never see packets.
+
+use crate::ids::FlowId;
+use crate::time::SimTime;
+use crate::transport::udp::CbrSource;
+
+pub const START: u32 = 0;
+pub const STOP: u32 = 1;
+pub const TICK: u32 = 2;
+
+#[derive(Debug, Clone)]
+pub enum App {
+    /// Writes `size` bytes (or without end) on its TCP flow, then closes.
+    Bulk {
+        flow: FlowId,
+        size: Option<u64>,
+        stop: Option<SimTime>,
+    },
+    /// Sends UDP datagrams at a constant rate until `stop`.
+    Cbr {
+        source: CbrSource,
+        stop: Option<SimTime>,
+        active: bool,
+    },
+}

@@ -1,0 +1,74 @@
+//! Congestion control: how the window grows on ACKs and how far it falls on
+//! a congestion signal. Loss *recovery* (which segments to resend) lives in
+//! the sender; this interface only moves `cwnd` and `ssthresh`, so a new
+//! algorithm (Hybla, CUBIC, ...) is one file implementing
+//! [`CongestionControl`] plus one arm in [`Cc`].
+
+mod reno;
+
+pub use reno::Reno;
+
+use crate::config::CcKind;
+use crate::time::SimTime;
+
+/// The window variables congestion control moves, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub cwnd: f64,
+    pub ssthresh: f64,
+}
+
+pub trait CongestionControl {
+    /// New data was cumulatively acknowledged outside loss recovery.
+    /// `rtt` is the sample this ACK gave, if any.
+    fn on_ack(&mut self, w: &mut Window, acked: u64, mss: u32, rtt: Option<SimTime>, now: SimTime);
+
+    /// The slow-start threshold after a congestion signal (loss, ECN echo
+    /// or timeout) with `flight` bytes outstanding.
+    fn ssthresh_after_loss(&mut self, _w: &Window, flight: u64, mss: u32) -> f64 {
+        // RFC 5681 eq. (4)
+        (flight as f64 / 2.0).max(2.0 * mss as f64)
+    }
+
+    /// A retransmission timeout fired.
+    fn on_timeout(&mut self) {}
+}
+
+/// Enum dispatch over the congestion controls.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(Reno),
+}
+
+impl Cc {
+    pub fn new(kind: CcKind) -> Cc {
+        match kind {
+            CcKind::Reno => Cc::Reno(Reno),
+        }
+    }
+
+    fn inner(&mut self) -> &mut dyn CongestionControl {
+        match self {
+            Cc::Reno(c) => c,
+        }
+    }
+
+    pub fn on_ack(
+        &mut self,
+        w: &mut Window,
+        acked: u64,
+        mss: u32,
+        rtt: Option<SimTime>,
+        now: SimTime,
+    ) {
+        self.inner().on_ack(w, acked, mss, rtt, now)
+    }
+
+    pub fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, mss: u32) -> f64 {
+        self.inner().ssthresh_after_loss(w, flight, mss)
+    }
+
+    pub fn on_timeout(&mut self) {
+        self.inner().on_timeout()
+    }
+}

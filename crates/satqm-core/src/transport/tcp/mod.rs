@@ -1,0 +1,22 @@
+//! TCP: one sender and one receiver per connection, carrying data in one
+//! direction (the receiver sends only ACKs), as the papers' bulk and web
+//! transfers do.
+//!
+//! * loss recovery: Tahoe, Reno, NewReno (RFC 6582), SACK (RFC 6675);
+//! * congestion control: behind [`cc::CongestionControl`] (Reno first);
+//! * RTO per RFC 6298 with Karn's rule and exponential back-off;
+//! * delayed ACKs (RFC 5681 section 4.2), receive window with or without
+//!   window scaling (RFC 7323), ECN (RFC 3168), optional pacing to a rate cap.
+//!
+//! Applications drive a connection like a socket: [`TcpSender::open`],
+//! [`TcpSender::write`], [`TcpSender::close`] on the sending side;
+//! [`TcpReceiver::read`] on the receiving side (or automatic reads), which
+//! reopens the advertised window.
+
+pub mod cc;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;

@@ -1,0 +1,247 @@
+//! The TCP receiver: reassembly, ACK generation and the advertised window.
+//!
+//! * In-order data is delivered at once; out-of-order data is kept as
+//!   byte ranges and reported in SACK blocks (RFC 2018: the block holding
+//!   the newest segment first, then the others from the highest down).
+//! * Delayed ACKs (RFC 5681 section 4.2): one ACK for every second
+//!   full-sized segment, or when the timer expires; out-of-order segments,
+//!   duplicates and segments that fill a hole are acknowledged at once.
+//! * The advertised window is the free receive buffer (bytes delivered but
+//!   not yet read by the application take space), capped at 65,535 bytes
+//!   without window scaling.
+//! * ECN (RFC 3168 section 6.1.3): after a CE-marked segment, every ACK
+//!   carries ECE until a segment with CWR arrives.
+
+use crate::config::{Recovery, TcpConfig};
+use crate::ids::{FlowId, NodeId};
+use crate::packet::{flags, Packet, PacketKind, MAX_SACK_BLOCKS, TCP_IP_HEADER};
+use crate::time::SimTime;
+use crate::transport::Emit;
+
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    pub segments: u64,
+    pub duplicate_segments: u64,
+    pub out_of_order_segments: u64,
+    pub ce_marks: u64,
+    pub acks_sent: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    pub flow: FlowId,
+    /// This endpoint (the data destination).
+    pub node: NodeId,
+    /// The data sender.
+    pub peer: NodeId,
+    delayed_ack: bool,
+    delayed_ack_timeout: SimTime,
+    sack: bool,
+    max_window: u64,
+    /// Next byte expected.
+    pub rcv_nxt: u64,
+    /// Out-of-order ranges above `rcv_nxt`, sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Start of the range holding the newest out-of-order segment.
+    newest_ooo: Option<u64>,
+    /// Full-sized segments received since the last ACK.
+    unacked_segments: u32,
+    ack_deadline: Option<SimTime>,
+    ece: bool,
+    /// Delivered in order but not yet read by the application.
+    unread: u64,
+    /// Reads happen as data arrives (a plain sink).
+    pub auto_read: bool,
+    fin_at: Option<u64>,
+    closed: bool,
+    mss: u32,
+    pub stats: ReceiverStats,
+}
+
+/// What a segment meant for the application.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Bytes that became deliverable in order.
+    pub bytes: u64,
+    /// The sender's last byte has arrived.
+    pub closed: bool,
+}
+
+impl TcpReceiver {
+    pub fn new(flow: FlowId, node: NodeId, peer: NodeId, cfg: &TcpConfig) -> TcpReceiver {
+        TcpReceiver {
+            flow,
+            node,
+            peer,
+            delayed_ack: cfg.delayed_ack,
+            delayed_ack_timeout: cfg.delayed_ack_timeout,
+            sack: cfg.recovery == Recovery::Sack,
+            max_window: cfg.max_advertised_window(),
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            newest_ooo: None,
+            unacked_segments: 0,
+            ack_deadline: None,
+            ece: false,
+            unread: 0,
+            auto_read: true,
+            fin_at: None,
+            closed: false,
+            mss: cfg.mss,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// The window to advertise.
+    pub fn window(&self) -> u64 {
+        self.max_window.saturating_sub(self.unread)
+    }
+
+    pub fn unread(&self) -> u64 {
+        self.unread
+    }
+
+    /// The application consumes up to `bytes`; if that reopens a window
+    /// that was nearly closed, a window update is sent.
+    pub fn read(&mut self, bytes: u64, em: &mut Emit) -> u64 {
+        let before = self.window();
+        let n = bytes.min(self.unread);
+        self.unread -= n;
+        if n > 0 && before < self.mss as u64 && self.window() >= self.mss as u64 {
+            self.send_ack(em);
+        }
+        n
+    }
+
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        self.ack_deadline
+    }
+
+    pub fn on_timer(&mut self, em: &mut Emit) {
+        if let Some(d) = self.ack_deadline {
+            if em.now >= d {
+                self.send_ack(em);
+            }
+        }
+    }
+
+    /// A SYN or data segment from the sender.
+    pub fn on_segment(&mut self, pkt: &Packet, em: &mut Emit) -> Delivery {
+        if pkt.kind == PacketKind::Syn {
+            let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::SynAck);
+            p.size = TCP_IP_HEADER;
+            p.ack = self.rcv_nxt;
+            p.rwnd = self.window();
+            em.send(p);
+            return Delivery::default();
+        }
+        self.stats.segments += 1;
+        if pkt.has(flags::CWR) {
+            self.ece = false;
+        }
+        if pkt.has(flags::CE) {
+            self.ece = true;
+            self.stats.ce_marks += 1;
+        }
+        if pkt.has(flags::FIN) {
+            self.fin_at = Some(pkt.seq + pkt.len as u64);
+        }
+        let (start, end) = (pkt.seq, pkt.seq + pkt.len as u64);
+        let mut delivered = 0;
+        let immediate;
+        if end <= self.rcv_nxt {
+            self.stats.duplicate_segments += 1;
+            immediate = true;
+        } else if start <= self.rcv_nxt {
+            let had_holes = !self.ooo.is_empty();
+            let old = self.rcv_nxt;
+            self.rcv_nxt = end;
+            // Pull in out-of-order ranges now contiguous.
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            if self.ooo.is_empty() {
+                self.newest_ooo = None;
+            }
+            delivered = self.rcv_nxt - old;
+            self.unread += delivered;
+            self.unacked_segments += 1;
+            immediate = had_holes || !self.delayed_ack || self.unacked_segments >= 2;
+        } else {
+            self.stats.out_of_order_segments += 1;
+            self.insert_ooo(start, end);
+            immediate = true;
+        }
+        if self.auto_read {
+            self.unread = 0;
+        }
+        if immediate {
+            self.send_ack(em);
+        } else if self.ack_deadline.is_none() {
+            self.ack_deadline = Some(em.now + self.delayed_ack_timeout);
+        }
+        let closed = !self.closed && self.fin_at.is_some_and(|f| self.rcv_nxt >= f);
+        if closed {
+            self.closed = true;
+        }
+        Delivery {
+            bytes: delivered,
+            closed,
+        }
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < start);
+        let mut s = start;
+        let mut e = end;
+        let mut j = i;
+        while j < self.ooo.len() && self.ooo[j].0 <= e {
+            s = s.min(self.ooo[j].0);
+            e = e.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, std::iter::once((s, e)));
+        self.newest_ooo = Some(s);
+    }
+
+    fn send_ack(&mut self, em: &mut Emit) {
+        let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::TcpAck);
+        p.ack = self.rcv_nxt;
+        p.rwnd = self.window();
+        p.size = TCP_IP_HEADER;
+        if self.ece {
+            p.flags |= flags::ECE;
+        }
+        if self.sack && !self.ooo.is_empty() {
+            let mut n = 0;
+            if let Some(first) = self
+                .newest_ooo
+                .and_then(|s| self.ooo.iter().find(|r| r.0 == s))
+            {
+                p.sack[0] = *first;
+                n = 1;
+            }
+            for r in self.ooo.iter().rev() {
+                if n == MAX_SACK_BLOCKS {
+                    break;
+                }
+                if n > 0 && *r == p.sack[0] {
+                    continue;
+                }
+                p.sack[n] = *r;
+                n += 1;
+            }
+            p.n_sack = n as u8;
+            // SACK option: kind, length and 8 bytes per block, padded to 4.
+            p.size += (2 + 8 * n as u32).div_ceil(4) * 4;
+        }
+        self.unacked_segments = 0;
+        self.ack_deadline = None;
+        self.stats.acks_sent += 1;
+        em.send(p);
+    }
+}
