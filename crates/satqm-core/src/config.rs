@@ -284,8 +284,11 @@ pub struct RawBufferTable {
 pub struct RawLink {
     pub rate: Quantity,
     pub delay: RawDelay,
-    /// Packet erasure probability, applied independently to each packet.
+    /// Packet erasure probability on the forward direction, applied
+    /// independently to each packet.
     pub loss: Option<f64>,
+    /// Erasure probability on the reverse direction (default 0).
+    pub reverse_loss: Option<f64>,
     pub buffer: Option<RawBuffer>,
     /// Buffer of the reverse direction (defaults to `buffer`).
     pub reverse_buffer: Option<RawBuffer>,
@@ -416,6 +419,7 @@ pub struct LinkSpec {
     pub rate: Rate,
     pub delay: DelayModel,
     pub loss: f64,
+    pub reverse_loss: f64,
     pub buffer: BufferLimit,
     pub reverse_buffer: BufferLimit,
 }
@@ -557,7 +561,25 @@ pub struct Scenario {
 impl Scenario {
     /// Parse and validate TOML text.
     pub fn from_toml(text: &str) -> Result<Scenario, Error> {
-        let raw = RawScenario::from_toml(text)?;
+        Scenario::from_toml_with(text, None, None)
+    }
+
+    /// Parse TOML text, replace the seed and/or duration (as a command
+    /// line's `--seed` and `--duration` do), then validate.
+    pub fn from_toml_with(
+        text: &str,
+        seed: Option<u64>,
+        duration_s: Option<f64>,
+    ) -> Result<Scenario, Error> {
+        let mut raw = RawScenario::from_toml(text)?;
+        if let Some(s) = seed {
+            let s = i64::try_from(s)
+                .map_err(|_| ConfigError::new("simulation.seed", "must be below 2^63"))?;
+            raw.simulation.seed = Some(s);
+        }
+        if let Some(d) = duration_s {
+            raw.simulation.duration = Quantity::Num(d);
+        }
         Ok(Scenario::from_raw(&raw)?)
     }
 
@@ -750,13 +772,8 @@ fn link(
             ))
         }
     };
-    let loss = probability(l.loss.unwrap_or(0.0), &format!("{path}.loss"))?;
-    if loss >= 1.0 {
-        return Err(ConfigError::new(
-            format!("{path}.loss"),
-            "must be < 1 (every packet would be lost)",
-        ));
-    }
+    let loss = erasure(l.loss, &format!("{path}.loss"))?;
+    let reverse_loss = erasure(l.reverse_loss, &format!("{path}.reverse_loss"))?;
     let buf = match &l.buffer {
         Some(b) => buffer(b, &format!("{path}.buffer"))?,
         None => BufferLimit::Packets(1000),
@@ -770,11 +787,23 @@ fn link(
             rate,
             delay,
             loss,
+            reverse_loss,
             buffer: buf,
             reverse_buffer,
         },
         access,
     ))
+}
+
+fn erasure(v: Option<f64>, path: &str) -> Result<f64, ConfigError> {
+    let p = probability(v.unwrap_or(0.0), path)?;
+    if p >= 1.0 {
+        return Err(ConfigError::new(
+            path,
+            "must be < 1 (every packet would be lost)",
+        ));
+    }
+    Ok(p)
 }
 
 fn dumbbell(t: &RawTopology) -> Result<Dumbbell, ConfigError> {

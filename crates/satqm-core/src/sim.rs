@@ -225,6 +225,28 @@ impl Simulation {
         Ok(())
     }
 
+    /// Like [`run_until`](Self::run_until) but stops after `max_events`
+    /// events; returns whether time `t` (or the end) was reached. Callers
+    /// that must stay responsive (Ctrl-C, progress bars) loop on this.
+    pub fn run_until_budget(&mut self, t: SimTime, max_events: u64) -> Result<bool> {
+        let limit = t.min(self.end);
+        let mut n = 0;
+        while let Some(tn) = self.queue.peek_time() {
+            if tn > limit {
+                break;
+            }
+            if n == max_events {
+                return Ok(false);
+            }
+            let (time, ev) = self.queue.pop().expect("peeked");
+            self.now = time;
+            self.dispatch(ev)?;
+            n += 1;
+        }
+        self.now = self.now.max(limit);
+        Ok(true)
+    }
+
     pub fn run(&mut self) -> Result<()> {
         self.run_until(self.end)
     }

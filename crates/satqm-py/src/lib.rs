@@ -1,1 +1,254 @@
+//! Python bindings for satqm-core: convert, call, map errors. Nothing else.
+//!
+//! Results cross the boundary as dicts of numpy arrays (one per column), so
+//! the Python side builds DataFrames without copying row by row.
 
+use numpy::IntoPyArray;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use satqm_core::error::Error;
+use satqm_core::net::DropReason;
+use satqm_core::{Scenario, SimTime};
+
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "A scenario that cannot be run as written; `path` names the key, `rule` the rule broken."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "A run that failed after it started."
+);
+
+/// Map every core error to its Python exception (exhaustive: a new variant
+/// will not compile until it is mapped).
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    match e {
+        Error::Config(c) => {
+            let err = ConfigError::new_err(c.to_string());
+            let v = err.value(py);
+            let _ = v.setattr("path", c.path.as_str());
+            let _ = v.setattr("rule", c.message.as_str());
+            err
+        }
+        Error::Parse(msg) => {
+            let err = ConfigError::new_err(format!("invalid TOML: {msg}"));
+            let v = err.value(py);
+            let _ = v.setattr("path", "");
+            let _ = v.setattr("rule", msg.as_str());
+            err
+        }
+        Error::Simulation(msg) => SimulationError::new_err(msg),
+    }
+}
+
+fn check_seconds(v: f64, what: &str) -> PyResult<SimTime> {
+    if !v.is_finite() || v < 0.0 || v > 1e9 {
+        return Err(PyValueError::new_err(format!(
+            "{what}: must be a finite time in seconds >= 0"
+        )));
+    }
+    Ok(SimTime::from_secs_f64(v))
+}
+
+fn scenario(
+    py: Python<'_>,
+    text: &str,
+    seed: Option<u64>,
+    duration: Option<f64>,
+) -> PyResult<Scenario> {
+    Scenario::from_toml_with(text, seed, duration).map_err(|e| to_py(py, e))
+}
+
+/// Validate a scenario; returns a few facts about it.
+#[pyfunction]
+#[pyo3(signature = (text, seed=None, duration=None))]
+fn validate<'py>(
+    py: Python<'py>,
+    text: &str,
+    seed: Option<u64>,
+    duration: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = scenario(py, text, seed, duration)?;
+    let d = PyDict::new(py);
+    d.set_item("name", s.name.as_str())?;
+    d.set_item("seed", s.seed)?;
+    d.set_item("duration", s.duration.secs_f64())?;
+    d.set_item("warmup", s.warmup.secs_f64())?;
+    d.set_item("sample_interval", s.sample_interval.secs_f64())?;
+    d.set_item(
+        "flows",
+        s.traffic.iter().map(|t| t.pairs.len()).sum::<usize>(),
+    )?;
+    Ok(d)
+}
+
+/// One run of a scenario, advanced step by step or to the end.
+#[pyclass(module = "satqm._core")]
+struct Simulation {
+    sim: satqm_core::Simulation,
+}
+
+/// Events processed between checks for Ctrl-C.
+const EVENT_CHUNK: u64 = 2_000_000;
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    #[pyo3(signature = (text, seed=None, duration=None))]
+    fn new(py: Python<'_>, text: &str, seed: Option<u64>, duration: Option<f64>) -> PyResult<Self> {
+        let s = scenario(py, text, seed, duration)?;
+        let sim = satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
+        Ok(Simulation { sim })
+    }
+
+    /// Current simulated time in seconds.
+    #[getter]
+    fn now(&self) -> f64 {
+        self.sim.now().secs_f64()
+    }
+
+    /// End of the run in seconds.
+    #[getter]
+    fn end(&self) -> f64 {
+        self.sim.end().secs_f64()
+    }
+
+    #[getter]
+    fn finished(&self) -> bool {
+        self.sim.finished()
+    }
+
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.events_processed()
+    }
+
+    /// Advance to simulated time `t` seconds (at most the end). Releases
+    /// the GIL while simulating and raises KeyboardInterrupt on Ctrl-C.
+    fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<f64> {
+        let t = check_seconds(t, "t")?;
+        loop {
+            let sim = &mut self.sim;
+            let done = py.allow_threads(|| sim.run_until_budget(t, EVENT_CHUNK));
+            let done = done.map_err(|e| to_py(py, e))?;
+            py.check_signals()?;
+            if done {
+                return Ok(self.sim.now().secs_f64());
+            }
+        }
+    }
+
+    /// Run to the end.
+    fn run(&mut self, py: Python<'_>) -> PyResult<f64> {
+        let end = self.sim.end().secs_f64();
+        self.run_until(py, end)
+    }
+
+    /// All recorded data as dicts of numpy arrays, plus the summary.
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = &self.sim;
+        let out = PyDict::new(py);
+
+        let links = PyList::new(py, sim.links.iter().map(|l| l.name.as_str()))?;
+        out.set_item("links", links)?;
+        out.set_item(
+            "drop_reasons",
+            PyList::new(py, DropReason::ALL.iter().map(|r| r.name()))?,
+        )?;
+
+        let ts = &sim.timeseries;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", ts.time_ns.clone().into_pyarray(py))?;
+        d.set_item("link", ts.link.clone().into_pyarray(py))?;
+        d.set_item("utilization", ts.utilization.clone().into_pyarray(py))?;
+        d.set_item("throughput_bps", ts.throughput_bps.clone().into_pyarray(py))?;
+        d.set_item("queue_packets", ts.queue_packets.clone().into_pyarray(py))?;
+        d.set_item("queue_bytes", ts.queue_bytes.clone().into_pyarray(py))?;
+        d.set_item("drops", ts.drops.clone().into_pyarray(py))?;
+        out.set_item("timeseries", d)?;
+
+        let dl = &sim.drops;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", dl.time_ns.clone().into_pyarray(py))?;
+        d.set_item("link", dl.link.clone().into_pyarray(py))?;
+        d.set_item("flow", dl.flow.clone().into_pyarray(py))?;
+        d.set_item("index", dl.index.clone().into_pyarray(py))?;
+        d.set_item("reason", dl.reason.clone().into_pyarray(py))?;
+        d.set_item("data", dl.data.clone().into_pyarray(py))?;
+        d.set_item("size", dl.size.clone().into_pyarray(py))?;
+        out.set_item("drops", d)?;
+
+        let cw = &sim.cwnd;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", cw.time_ns.clone().into_pyarray(py))?;
+        d.set_item("flow", cw.flow.clone().into_pyarray(py))?;
+        d.set_item("cwnd_bytes", cw.cwnd_bytes.clone().into_pyarray(py))?;
+        d.set_item("ssthresh_bytes", cw.ssthresh_bytes.clone().into_pyarray(py))?;
+        out.set_item("cwnd", d)?;
+
+        let fs = sim.flow_summaries();
+        let d = PyDict::new(py);
+        macro_rules! col {
+            ($name:ident) => {
+                d.set_item(
+                    stringify!($name),
+                    fs.iter()
+                        .map(|f| f.$name)
+                        .collect::<Vec<_>>()
+                        .into_pyarray(py),
+                )?;
+            };
+        }
+        col!(flow);
+        col!(pair);
+        col!(start_s);
+        col!(completion_s);
+        col!(bytes_delivered);
+        col!(goodput_bps);
+        col!(segments_sent);
+        col!(retransmits);
+        col!(fast_retransmits);
+        col!(timeouts);
+        col!(ecn_reductions);
+        col!(rtt_samples);
+        col!(rtt_min_s);
+        col!(rtt_mean_s);
+        col!(rtt_max_s);
+        col!(cwnd_bytes);
+        d.set_item("kind", PyList::new(py, fs.iter().map(|f| f.kind))?)?;
+        out.set_item("flows", d)?;
+
+        let s = PyDict::new(py);
+        for (k, v) in sim.summary() {
+            s.set_item(k, v)?;
+        }
+        out.set_item("summary", s)?;
+
+        let c = sim.packet_counts();
+        let d = PyDict::new(py);
+        d.set_item("created", c.created)?;
+        d.set_item("delivered", c.delivered)?;
+        d.set_item("dropped", c.dropped)?;
+        d.set_item("in_flight", c.in_flight)?;
+        out.set_item("packets", d)?;
+        Ok(out)
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<Simulation>()?;
+    Ok(())
+}

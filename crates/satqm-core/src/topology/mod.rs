@@ -34,9 +34,9 @@ impl Built {
         seed: u64,
         monitored: bool,
     ) {
-        for (dir, (from, to), buffer) in [
-            ("", (a, b), spec.buffer),
-            (".reverse", (b, a), spec.reverse_buffer),
+        for (dir, (from, to), buffer, loss) in [
+            ("", (a, b), spec.buffer, spec.loss),
+            (".reverse", (b, a), spec.reverse_buffer, spec.reverse_loss),
         ] {
             let index = self.links.len() as u64;
             self.links.push(Link {
@@ -45,7 +45,7 @@ impl Built {
                 to,
                 rate: spec.rate,
                 delay: spec.delay,
-                loss: spec.loss,
+                loss,
                 port: Port::new(buffer),
                 line: Default::default(),
                 last_arrival: Default::default(),
