@@ -12,6 +12,31 @@ fn main() {
     for (k, v) in sim.summary() {
         println!("{k:24} {v:.6}");
     }
+    if std::env::var("TRACE").is_ok() {
+        let ts = &sim.timeseries;
+        for i in 0..ts.time_ns.len() {
+            if ts.link[i] == sim.bottleneck.0 {
+                let t = ts.time_ns[i] as f64 * 1e-9;
+                let cw: Vec<String> = (0..sim.cwnd.time_ns.len())
+                    .filter(|&j| sim.cwnd.time_ns[j] == ts.time_ns[i])
+                    .map(|j| {
+                        format!(
+                            "{:.0}/{:.0}",
+                            sim.cwnd.cwnd_bytes[j] / 1460.0,
+                            sim.cwnd.ssthresh_bytes[j].min(1e9) / 1460.0
+                        )
+                    })
+                    .collect();
+                println!(
+                    "t={t:7.1} util={:.3} q={:4} drops={} cwnd/ssth={}",
+                    ts.utilization[i],
+                    ts.queue_packets[i],
+                    ts.drops[i],
+                    cw.join(" ")
+                );
+            }
+        }
+    }
     for f in sim.flow_summaries() {
         println!(
             "flow {} goodput {:.0} retx {} fr {} to {} rtt {:.3}/{:.3}/{:.3}",

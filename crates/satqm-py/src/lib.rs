@@ -49,7 +49,7 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
 }
 
 fn check_seconds(v: f64, what: &str) -> PyResult<SimTime> {
-    if !v.is_finite() || v < 0.0 || v > 1e9 {
+    if !v.is_finite() || !(0.0..=1e9).contains(&v) {
         return Err(PyValueError::new_err(format!(
             "{what}: must be a finite time in seconds >= 0"
         )));

@@ -20,3 +20,6 @@ pub mod sender;
 
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
+
+#[cfg(test)]
+mod tests;

@@ -14,6 +14,11 @@
 //! * **NewReno** (RFC 6582): recovery lasts until the data outstanding when
 //!   it began is acknowledged; each partial ACK retransmits the next hole,
 //!   deflates the window by the data acknowledged and adds back one SMSS.
+//!   Only the first partial ACK restarts the retransmission timer: the
+//!   "Impatient" variant that RFC 6582 section 4 recommends and ns-3
+//!   implements. When a window holds more holes than round trips fit in
+//!   one RTO (a slow-start overshoot on a GEO path), the timer fires and
+//!   go-back-N repairs the rest far sooner than one hole per round trip.
 //! * **SACK** (RFC 6675): a scoreboard of SACKed segments, `IsLost` by
 //!   `(DupThresh - 1) * SMSS` SACKed bytes above, sending governed by `pipe`
 //!   and `NextSeg()` rules 1 and 2.
@@ -344,7 +349,6 @@ impl TcpSender {
                         if acked >= self.cfg.mss as u64 {
                             self.win.cwnd += mss;
                         }
-                        // Reset the timer only on the first partial ACK.
                         restart_timer = self.first_partial_ack;
                         self.first_partial_ack = false;
                     }

@@ -1,0 +1,527 @@
+//! TCP state-machine tests: hand-fed ACKs for exact transitions, and a
+//! two-endpoint pipe (one bottleneck, fixed delay, chosen losses) for
+//! recovery episodes.
+
+use crate::config::{Recovery, TcpConfig};
+use crate::ids::{FlowId, NodeId};
+use crate::packet::{flags, Packet, PacketKind};
+use crate::time::{Rate, SimTime};
+use crate::transport::Emit;
+
+use super::{TcpReceiver, TcpSender};
+
+const MSS: u64 = 1000;
+
+fn cfg(recovery: Recovery) -> TcpConfig {
+    TcpConfig {
+        recovery,
+        mss: MSS as u32,
+        handshake: false,
+        delayed_ack: false,
+        ..TcpConfig::default()
+    }
+}
+
+/// A sender in ESTABLISHED with unlimited data and a window of `cwnd`
+/// segments, having sent them; returns the segments' sequence numbers.
+fn established(recovery: Recovery, cwnd: u64) -> (TcpSender, Vec<Packet>) {
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), cfg(recovery));
+    s.win.cwnd = (cwnd * MSS) as f64;
+    let mut out = Vec::new();
+    let mut uid = 0;
+    let mut em = Emit {
+        now: SimTime::ZERO,
+        out: &mut out,
+        next_uid: &mut uid,
+    };
+    s.write(u64::MAX, &mut em);
+    s.open(&mut em);
+    (s, out)
+}
+
+fn ack(n_segments: u64, sack: &[(u64, u64)]) -> Packet {
+    let mut p = Packet::new(0, FlowId(0), NodeId(1), NodeId(0), PacketKind::TcpAck);
+    p.ack = n_segments * MSS;
+    p.rwnd = 1 << 30;
+    for (i, &(a, b)) in sack.iter().enumerate() {
+        p.sack[i] = (a * MSS, b * MSS);
+    }
+    p.n_sack = sack.len() as u8;
+    p
+}
+
+/// Feed one ACK at `now`; returns the data segments sent in response.
+fn feed(s: &mut TcpSender, p: &Packet, now: SimTime) -> Vec<Packet> {
+    let mut out = Vec::new();
+    let mut uid = 1000;
+    s.on_ack(
+        p,
+        &mut Emit {
+            now,
+            out: &mut out,
+            next_uid: &mut uid,
+        },
+    );
+    out
+}
+
+fn seqs(v: &[Packet]) -> Vec<u64> {
+    v.iter().map(|p| p.seq / MSS).collect()
+}
+
+#[test]
+fn initial_window_and_ack_clock() {
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), cfg(Recovery::NewReno));
+    let mut out = Vec::new();
+    let mut uid = 0;
+    let mut em = Emit {
+        now: SimTime::ZERO,
+        out: &mut out,
+        next_uid: &mut uid,
+    };
+    s.write(u64::MAX, &mut em);
+    s.open(&mut em);
+    assert_eq!(seqs(&out), vec![0, 1], "initial window of 2 segments");
+    // One ACK in slow start: window 3, one acked -> two more segments.
+    let sent = feed(&mut s, &ack(1, &[]), SimTime::from_ms(100));
+    assert_eq!(seqs(&sent), vec![2, 3]);
+    assert_eq!(s.win.cwnd, 3.0 * MSS as f64);
+}
+
+#[test]
+fn fast_retransmit_on_third_duplicate_ack() {
+    for recovery in [Recovery::Tahoe, Recovery::Reno, Recovery::NewReno] {
+        let (mut s, sent) = established(recovery, 10);
+        assert_eq!(sent.len(), 10);
+        let t = SimTime::from_ms(100);
+        feed(&mut s, &ack(1, &[]), t); // segment 1 lost, the rest arrive
+        assert!(feed(&mut s, &ack(1, &[]), t)
+            .iter()
+            .all(|p| !p.has(flags::RETX)));
+        assert!(feed(&mut s, &ack(1, &[]), t)
+            .iter()
+            .all(|p| !p.has(flags::RETX)));
+        let out = feed(&mut s, &ack(1, &[]), t);
+        let retx: Vec<_> = out.iter().filter(|p| p.has(flags::RETX)).collect();
+        assert_eq!(
+            retx.len(),
+            1,
+            "{recovery:?}: one retransmission on the third dupack"
+        );
+        assert_eq!(retx[0].seq, MSS, "{recovery:?}: of the missing segment");
+        assert_eq!(s.stats.fast_retransmits, 1);
+        // RFC 5681 eq. (4): FlightSize / 2. The first ACK opened the window
+        // to 11 and two more went out, so 11 segments were in flight.
+        assert_eq!(s.snd_max - s.snd_una, 11 * MSS);
+        assert_eq!(s.win.ssthresh, 5.5 * MSS as f64, "{recovery:?}");
+        match recovery {
+            Recovery::Tahoe => assert_eq!(s.win.cwnd, MSS as f64),
+            _ => assert_eq!(s.win.cwnd, 8.5 * MSS as f64, "ssthresh + 3 segments"),
+        }
+    }
+}
+
+#[test]
+fn newreno_partial_ack_retransmits_next_hole() {
+    // Segments 0..10 sent; 2 and 5 lost.
+    let (mut s, _) = established(Recovery::NewReno, 10);
+    let t = SimTime::from_ms(100);
+    feed(&mut s, &ack(2, &[]), t);
+    for _ in 0..3 {
+        feed(&mut s, &ack(2, &[]), t);
+    }
+    assert!(s.in_recovery());
+    // Dupacks for 6..9 inflate the window.
+    for _ in 0..4 {
+        feed(&mut s, &ack(2, &[]), t);
+    }
+    // The retransmitted 2 fills the first hole: cumulative ACK to 5, a
+    // partial ACK (recover is 12: two new segments went out in slow start).
+    let out = feed(&mut s, &ack(5, &[]), t);
+    let retx: Vec<_> = out
+        .iter()
+        .filter(|p| p.has(flags::RETX))
+        .map(|p| p.seq / MSS)
+        .collect();
+    assert_eq!(
+        retx,
+        vec![5],
+        "partial ACK retransmits the next hole at once"
+    );
+    assert!(
+        s.in_recovery(),
+        "NewReno stays in recovery after a partial ACK"
+    );
+    assert_eq!(s.stats.timeouts, 0);
+    // The full ACK ends recovery with cwnd = ssthresh.
+    let ssthresh = s.win.ssthresh;
+    let snd_max = s.snd_max / MSS;
+    feed(&mut s, &ack(snd_max, &[]), t);
+    assert!(!s.in_recovery());
+    assert_eq!(s.win.cwnd, ssthresh);
+}
+
+#[test]
+fn reno_leaves_recovery_on_partial_ack() {
+    let (mut s, _) = established(Recovery::Reno, 10);
+    let t = SimTime::from_ms(100);
+    feed(&mut s, &ack(2, &[]), t);
+    for _ in 0..7 {
+        feed(&mut s, &ack(2, &[]), t);
+    }
+    assert!(s.in_recovery());
+    let out = feed(&mut s, &ack(5, &[]), t);
+    assert!(!s.in_recovery());
+    assert!(
+        out.iter().all(|p| !p.has(flags::RETX)),
+        "Reno does not resend the second hole"
+    );
+}
+
+#[test]
+fn sack_retransmits_every_hole_in_one_round() {
+    // 20 segments in flight; 3, 7, 11 lost. SACK blocks report the rest.
+    let (mut s, _) = established(Recovery::Sack, 20);
+    let t = SimTime::from_ms(100);
+    feed(&mut s, &ack(3, &[]), t);
+    let mut flight = 0;
+    let mut retx = Vec::new();
+    let arrivals = [4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19];
+    let mut blocks: Vec<(u64, u64)> = Vec::new();
+    for &a in &arrivals {
+        // Merge `a` into the received ranges, newest block first.
+        match blocks.iter_mut().find(|b| b.1 == a) {
+            Some(b) => b.1 = a + 1,
+            None => blocks.push((a, a + 1)),
+        }
+        let newest = *blocks.iter().find(|b| b.1 == a + 1).unwrap();
+        let mut report = vec![newest];
+        report.extend(blocks.iter().rev().filter(|b| **b != newest).take(2));
+        if !s.in_recovery() {
+            flight = s.snd_max - s.snd_una;
+        }
+        let out = feed(&mut s, &ack(3, &report), t);
+        retx.extend(
+            out.iter()
+                .filter(|p| p.has(flags::RETX))
+                .map(|p| p.seq / MSS),
+        );
+    }
+    assert_eq!(
+        retx,
+        vec![3, 7, 11],
+        "each hole resent once, in order, before any timeout"
+    );
+    assert_eq!(
+        s.stats.fast_retransmits, 1,
+        "one window reduction for the episode"
+    );
+    assert_eq!(s.win.ssthresh, flight as f64 / 2.0);
+    assert_eq!(s.stats.timeouts, 0);
+}
+
+#[test]
+fn ecn_echo_halves_once_per_window() {
+    let mut c = cfg(Recovery::NewReno);
+    c.ecn = true;
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
+    s.win.cwnd = (10 * MSS) as f64;
+    let mut out = Vec::new();
+    let mut uid = 0;
+    let mut em = Emit {
+        now: SimTime::ZERO,
+        out: &mut out,
+        next_uid: &mut uid,
+    };
+    s.write(u64::MAX, &mut em);
+    s.open(&mut em);
+    assert!(out.iter().all(|p| p.has(flags::ECT)));
+    let mut e = ack(1, &[]);
+    e.flags |= flags::ECE;
+    let sent = feed(&mut s, &e, SimTime::from_ms(10));
+    assert_eq!(s.stats.ecn_reductions, 1);
+    // FlightSize / 2 with 9 segments still in flight after this ACK
+    assert_eq!(s.win.cwnd, 4.5 * MSS as f64);
+    assert!(
+        sent.iter().all(|p| !p.has(flags::RETX)),
+        "no retransmission on ECN"
+    );
+    assert!(sent.is_empty() || sent[0].has(flags::CWR));
+    e.ack = 2 * MSS;
+    feed(&mut s, &e, SimTime::from_ms(20));
+    assert_eq!(s.stats.ecn_reductions, 1, "at most once per window of data");
+}
+
+// ---------------------------------------------------------------------------
+// A pipe: sender -> bottleneck (rate, delay) -> receiver -> delay -> sender
+// ---------------------------------------------------------------------------
+
+struct Pipe {
+    now: SimTime,
+    snd: TcpSender,
+    rcv: TcpReceiver,
+    rate: Rate,
+    delay: SimTime,
+    link_free: SimTime,
+    /// (arrival time, order, to_receiver, packet)
+    flight: Vec<(SimTime, u64, bool, Packet)>,
+    order: u64,
+    uid: u64,
+    /// Called on each data packet leaving the sender; true drops it.
+    drop: Box<dyn FnMut(&Packet) -> bool>,
+    /// (time, seq, retransmission) of every data packet sent.
+    sent: Vec<(SimTime, u64, bool)>,
+    delivered: u64,
+}
+
+impl Pipe {
+    fn new(
+        c: TcpConfig,
+        rate_bps: u64,
+        one_way: SimTime,
+        drop: Box<dyn FnMut(&Packet) -> bool>,
+    ) -> Pipe {
+        let snd = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c.clone());
+        let rcv = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c);
+        Pipe {
+            now: SimTime::ZERO,
+            snd,
+            rcv,
+            rate: Rate(rate_bps),
+            delay: one_way,
+            link_free: SimTime::ZERO,
+            flight: Vec::new(),
+            order: 0,
+            uid: 0,
+            drop,
+            sent: Vec::new(),
+            delivered: 0,
+        }
+    }
+
+    fn route(&mut self, out: Vec<Packet>) {
+        for p in out {
+            let to_rcv = matches!(p.kind, PacketKind::TcpData | PacketKind::Syn);
+            let at = if to_rcv {
+                if p.kind == PacketKind::TcpData {
+                    self.sent.push((self.now, p.seq, p.has(flags::RETX)));
+                    if (self.drop)(&p) {
+                        continue;
+                    }
+                }
+                self.link_free = self.link_free.max(self.now) + self.rate.tx_time(p.size);
+                self.link_free + self.delay
+            } else {
+                self.now + self.delay
+            };
+            self.order += 1;
+            self.flight.push((at, self.order, to_rcv, p));
+        }
+    }
+
+    fn start(&mut self, bytes: u64) {
+        let mut out = Vec::new();
+        let mut em = Emit {
+            now: self.now,
+            out: &mut out,
+            next_uid: &mut self.uid,
+        };
+        self.snd.write(bytes, &mut em);
+        self.snd.close();
+        self.snd.open(&mut em);
+        self.route(out);
+    }
+
+    /// Run until the transfer is acknowledged or `limit`.
+    fn run(&mut self, limit: SimTime) {
+        while !self.snd.is_done() {
+            let next_pkt = self
+                .flight
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, f)| (f.0, f.1))
+                .map(|(i, f)| (f.0, i));
+            let timers = [self.snd.next_wakeup(), self.rcv.next_wakeup()];
+            let next_timer = timers.iter().flatten().min().copied();
+            let t = match (next_pkt, next_timer) {
+                (Some((tp, _)), Some(tt)) => tp.min(tt),
+                (Some((tp, _)), None) => tp,
+                (None, Some(tt)) => tt,
+                (None, None) => break,
+            };
+            if t > limit {
+                break;
+            }
+            self.now = t;
+            let mut out = Vec::new();
+            let mut em = Emit {
+                now: t,
+                out: &mut out,
+                next_uid: &mut self.uid,
+            };
+            match next_pkt {
+                Some((tp, i)) if tp == t => {
+                    let (_, _, to_rcv, p) = self.flight.swap_remove(i);
+                    if to_rcv {
+                        self.delivered += self.rcv.on_segment(&p, &mut em).bytes;
+                    } else {
+                        self.snd.on_ack(&p, &mut em);
+                    }
+                }
+                _ => {
+                    if self.snd.next_wakeup().is_some_and(|w| w <= t) {
+                        self.snd.on_timer(&mut em);
+                    }
+                    if self.rcv.next_wakeup().is_some_and(|w| w <= t) {
+                        self.rcv.on_timer(&mut em);
+                    }
+                }
+            }
+            self.route(out);
+        }
+    }
+}
+
+/// Drop the first transmission of the listed segments.
+fn lose_first(segments: &'static [u64]) -> Box<dyn FnMut(&Packet) -> bool> {
+    Box::new(move |p| !p.has(flags::RETX) && segments.contains(&(p.seq / MSS)))
+}
+
+#[test]
+fn pipe_delivers_everything_once_for_every_variant() {
+    for recovery in [
+        Recovery::Tahoe,
+        Recovery::Reno,
+        Recovery::NewReno,
+        Recovery::Sack,
+    ] {
+        for delayed_ack in [false, true] {
+            let mut c = cfg(recovery);
+            c.delayed_ack = delayed_ack;
+            c.handshake = true;
+            let mut p = Pipe::new(
+                c,
+                10_000_000,
+                SimTime::from_ms(50),
+                lose_first(&[5, 30, 31, 33, 60]),
+            );
+            p.start(200 * MSS);
+            p.run(SimTime::from_secs(120));
+            assert!(
+                p.snd.is_done(),
+                "{recovery:?} delack={delayed_ack}: transfer finished"
+            );
+            assert_eq!(
+                p.delivered,
+                200 * MSS,
+                "{recovery:?}: every byte delivered exactly once"
+            );
+        }
+    }
+}
+
+#[test]
+fn sack_repairs_a_burst_without_timeout_where_newreno_is_slower() {
+    let burst: &'static [u64] = &[40, 42, 44, 46, 48, 50];
+    let mut finish = Vec::new();
+    for recovery in [Recovery::Sack, Recovery::NewReno] {
+        let mut c = cfg(recovery);
+        c.initial_window = 10;
+        let mut p = Pipe::new(c, 10_000_000, SimTime::from_ms(100), lose_first(burst));
+        p.start(300 * MSS);
+        p.run(SimTime::from_secs(120));
+        assert!(p.snd.is_done());
+        assert_eq!(p.delivered, 300 * MSS);
+        if recovery == Recovery::Sack {
+            assert_eq!(p.snd.stats.timeouts, 0, "SACK: no timeout");
+            assert_eq!(
+                p.snd.stats.retransmits,
+                burst.len() as u64,
+                "SACK: only the lost segments resent"
+            );
+        }
+        let retx: Vec<SimTime> = p.sent.iter().filter(|s| s.2).map(|s| s.0).collect();
+        finish.push(*retx.last().unwrap() - retx[0]);
+    }
+    // SACK resends all six holes within one round trip (200 ms); NewReno
+    // learns of one hole per round trip, so it needs 5 RTTs more, or its
+    // retransmission timer fires first (RFC 6582's Impatient variant).
+    assert!(
+        finish[0] < SimTime::from_ms(200),
+        "SACK repair span {}",
+        finish[0]
+    );
+    assert!(
+        finish[1] >= SimTime::from_ms(900),
+        "NewReno repair span {}",
+        finish[1]
+    );
+}
+
+#[test]
+fn rto_backs_off_exponentially() {
+    // Everything after the first three segments is lost on first sending,
+    // and every retransmission of segment 3 is lost too.
+    let mut c = cfg(Recovery::NewReno);
+    c.initial_window = 3;
+    let drop = Box::new(|p: &Packet| p.seq / MSS >= 3 && (p.seq / MSS == 3 || !p.has(flags::RETX)));
+    let mut p = Pipe::new(c, 10_000_000, SimTime::from_ms(50), drop);
+    p.start(10 * MSS);
+    p.run(SimTime::from_secs(40));
+    let times: Vec<f64> = p
+        .sent
+        .iter()
+        .filter(|s| s.1 == 3 * MSS && s.2)
+        .map(|s| s.0.secs_f64())
+        .collect();
+    assert!(times.len() >= 4, "{times:?}");
+    let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    for g in gaps.windows(2) {
+        assert!(
+            (g[1] / g[0] - 2.0).abs() < 1e-6,
+            "each timeout doubles: {gaps:?}"
+        );
+    }
+    assert!(p.snd.stats.timeouts as usize >= times.len());
+}
+
+#[test]
+fn karn_no_rtt_sample_from_retransmissions() {
+    let mut c = cfg(Recovery::NewReno);
+    c.initial_window = 1;
+    let mut first = true;
+    let drop = Box::new(move |_: &Packet| std::mem::replace(&mut first, false));
+    let mut p = Pipe::new(c, 10_000_000, SimTime::from_ms(50), drop);
+    p.start(MSS);
+    p.run(SimTime::from_secs(10));
+    assert!(p.snd.is_done());
+    assert_eq!(p.snd.stats.timeouts, 1);
+    assert_eq!(
+        p.snd.stats.rtt_samples, 0,
+        "the only ACK covers a retransmitted segment"
+    );
+    assert_eq!(
+        p.snd.rto(),
+        SimTime::from_secs(2),
+        "backed-off RTO kept without a valid sample"
+    );
+}
+
+#[test]
+fn receive_window_without_scaling_caps_the_flight() {
+    let mut c = cfg(Recovery::NewReno);
+    c.window_scaling = false;
+    c.receive_buffer = 65_535;
+    c.mss = 1460;
+    let mut p = Pipe::new(c, 1_000_000_000, SimTime::from_ms(300), Box::new(|_| false));
+    p.start(50_000_000);
+    p.run(SimTime::from_secs(30));
+    // Never more than 65,535 bytes outstanding.
+    assert!(p.snd.snd_max - p.snd.snd_una <= 65_535);
+    let rate = p.delivered as f64 * 8.0 / 30.0;
+    let cap = 65_535.0 * 8.0 / 0.6;
+    assert!(
+        rate < cap && rate > 0.9 * cap,
+        "goodput {rate:.0} vs cap {cap:.0}"
+    );
+}
