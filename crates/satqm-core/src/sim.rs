@@ -4,7 +4,7 @@ use crate::config::{Scenario, StartSpec, Topology, TrafficKind};
 use crate::engine::{Event, EventQueue};
 use crate::error::{Error, Result};
 use crate::ids::{AppId, FlowId, LinkId, NodeId};
-use crate::net::{DropReason, Link, Routes};
+use crate::net::{DropReason, Link, Queued, Routes};
 use crate::packet::{Packet, PacketKind};
 use crate::probe::{jain_index, mean_std, CwndTrace, DropLog, TimeSeries};
 use crate::rng::Rng;
@@ -78,6 +78,9 @@ pub struct Simulation {
     trace_cwnd: Vec<FlowId>,
     /// The link whose figures the summary reports.
     pub bottleneck: LinkId,
+    /// Links the sampler records (only their interval counters are reset).
+    monitored: Vec<LinkId>,
+    warmup_snapshot_taken: bool,
     pub seed: u64,
 }
 
@@ -121,8 +124,14 @@ impl Simulation {
             cwnd: CwndTrace::default(),
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
             bottleneck,
+            monitored: Vec::new(),
+            warmup_snapshot_taken: false,
             seed,
         };
+        sim.monitored = (0..sim.links.len())
+            .filter(|&i| sim.links[i].monitored)
+            .map(|i| LinkId(i as u32))
+            .collect();
 
         let mut start_rng = Rng::stream(seed, "start", 0);
         for t in &scenario.traffic {
@@ -381,60 +390,69 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: LinkId, pkt: Packet) {
-        let link = &mut self.links[l.idx()];
-        let port = &mut link.port;
+        let now = self.now;
+        let port = &mut self.links[l.idx()].port;
         let index = port.arrivals;
         port.arrivals += 1;
+        if port.idle(now) {
+            self.transmit(l, pkt, index);
+            return;
+        }
         if !port.fits(&pkt) {
             self.record_drop(l, &pkt, index, DropReason::Overflow);
             return;
         }
         port.bytes += pkt.size as u64;
-        port.queue.push_back(pkt);
-        if port.in_service.is_none() {
-            self.start_tx(l);
+        port.queue.push_back(Queued {
+            pkt,
+            index,
+            enqueued_at: now,
+        });
+        if !port.txdone_pending {
+            port.txdone_pending = true;
+            self.queue.schedule(port.busy_until, Event::TxDone(l));
         }
     }
 
-    fn start_tx(&mut self, l: LinkId) {
+    /// Start serializing `pkt` now; it goes on the delay line at once with
+    /// its arrival time (serialization end + propagation delay).
+    fn transmit(&mut self, l: LinkId, pkt: Packet, index: u64) {
         let now = self.now;
         let link = &mut self.links[l.idx()];
         let port = &mut link.port;
-        if let Some(pkt) = port.queue.pop_front() {
-            port.bytes -= pkt.size as u64;
-            port.busy_mark = now;
-            let done = now + link.rate.tx_time(pkt.size);
-            port.in_service = Some(pkt);
-            self.queue.schedule(done, Event::TxDone(l));
-        }
-    }
-
-    fn tx_done(&mut self, l: LinkId) {
-        let now = self.now;
-        let link = &mut self.links[l.idx()];
-        let port = &mut link.port;
-        let pkt = port
-            .in_service
-            .take()
-            .expect("TxDone without a packet in service");
-        port.busy_ns += (now - port.busy_mark).ns();
-        port.busy_mark = now;
+        let tx = link.rate.tx_time(pkt.size);
+        let end = now + tx;
+        port.busy_until = end;
+        port.busy_ns += tx.ns();
         port.tx_bytes += pkt.size as u64;
         port.tx_bytes_total += pkt.size as u64;
         port.tx_packets_total += 1;
         if link.loss > 0.0 && link.rng.chance(link.loss) {
-            // Erased on the link: the index is its position among packets
-            // that arrived at this port.
-            let index = port.arrivals - 1 - port.queue.len() as u64;
+            // Erased on the link.
             self.record_drop(l, &pkt, index, DropReason::Erasure);
-        } else {
-            let t = link.arrival_time(now);
-            link.line.push_back((t, pkt));
-            if link.line.len() == 1 {
-                self.queue.schedule(t, Event::Arrive(l));
-            }
+            return;
         }
-        self.start_tx(l);
+        let t = link.arrival_time(end);
+        link.line.push_back((t, pkt));
+        if link.line.len() == 1 {
+            self.queue.schedule(t, Event::Arrive(l));
+        }
+    }
+
+    /// The transmitter is free: start the next waiting packet.
+    fn tx_done(&mut self, l: LinkId) {
+        let port = &mut self.links[l.idx()].port;
+        port.txdone_pending = false;
+        let Some(q) = port.queue.pop_front() else {
+            return;
+        };
+        port.bytes -= q.pkt.size as u64;
+        self.transmit(l, q.pkt, q.index);
+        let port = &mut self.links[l.idx()].port;
+        if !port.queue.is_empty() {
+            port.txdone_pending = true;
+            self.queue.schedule(port.busy_until, Event::TxDone(l));
+        }
     }
 
     fn arrive(&mut self, l: LinkId) -> Result<()> {
@@ -505,24 +523,21 @@ impl Simulation {
         let now = self.now;
         let interval = self.sample_interval;
         let secs = interval.secs_f64();
-        for (i, link) in self.links.iter_mut().enumerate() {
+        for &l in &self.monitored {
+            let link = &mut self.links[l.idx()];
             let port = &mut link.port;
-            if port.in_service.is_some() {
-                port.busy_ns += (now - port.busy_mark).ns();
-                port.busy_mark = now;
-            }
-            if link.monitored {
-                let ts = &mut self.timeseries;
-                ts.time_ns.push(now.ns());
-                ts.link.push(i as u32);
-                ts.utilization
-                    .push(port.busy_ns as f64 / interval.ns() as f64);
-                ts.throughput_bps.push(port.tx_bytes as f64 * 8.0 / secs);
-                ts.queue_packets.push(port.queue.len() as u32);
-                ts.queue_bytes.push(port.bytes);
-                ts.drops.push(port.drops_since_sample);
-            }
-            port.busy_ns = 0;
+            // Serialization running past this sample belongs to the next.
+            let carry = port.busy_until.saturating_sub(now).ns().min(port.busy_ns);
+            let ts = &mut self.timeseries;
+            ts.time_ns.push(now.ns());
+            ts.link.push(l.0);
+            ts.utilization
+                .push((port.busy_ns - carry) as f64 / interval.ns() as f64);
+            ts.throughput_bps.push(port.tx_bytes as f64 * 8.0 / secs);
+            ts.queue_packets.push(port.queue.len() as u32);
+            ts.queue_bytes.push(port.bytes);
+            ts.drops.push(port.drops_since_sample);
+            port.busy_ns = carry;
             port.tx_bytes = 0;
             port.drops_since_sample = 0;
         }
@@ -534,11 +549,10 @@ impl Simulation {
                 self.cwnd.ssthresh_bytes.push(sender.win.ssthresh);
             }
         }
-        if now >= self.warmup {
+        if now >= self.warmup && !self.warmup_snapshot_taken {
+            self.warmup_snapshot_taken = true;
             for flow in &mut self.flows {
-                if flow.delivered_at_warmup.is_none() {
-                    flow.delivered_at_warmup = Some(flow.delivered);
-                }
+                flow.delivered_at_warmup = Some(flow.delivered);
             }
         }
         let next = now + interval;

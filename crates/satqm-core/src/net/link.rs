@@ -27,23 +27,39 @@ impl DropReason {
     }
 }
 
+/// A packet waiting in a port's buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Queued {
+    pub pkt: Packet,
+    /// Its index among all packets that arrived at this port.
+    pub index: u64,
+    pub enqueued_at: SimTime,
+}
+
 /// An output port: the buffer in front of a link's transmitter.
+///
+/// The transmitter is modelled by `busy_until`, the time the packet being
+/// serialized (if any) finishes. A packet that finds the port idle starts
+/// at once and needs no event of its own; a `TxDone` event is scheduled
+/// only while packets wait, so uncongested links cost one event per packet
+/// (its arrival at the far end).
 #[derive(Debug)]
 pub struct Port {
-    pub queue: VecDeque<Packet>,
+    pub queue: VecDeque<Queued>,
     /// Bytes waiting (not counting the packet in service).
     pub bytes: u64,
     pub limit: BufferLimit,
     /// Packets that arrived at this port so far (drops included); the
     /// index of a packet is this count before it arrived.
     pub arrivals: u64,
-    pub in_service: Option<Packet>,
-    /// When the packet in service started (or the last sample, whichever
-    /// is later): for busy-time accounting.
-    pub busy_mark: SimTime,
-    /// Accumulated busy nanoseconds since the last sample.
+    /// End of the current (or last) serialization.
+    pub busy_until: SimTime,
+    /// A `TxDone` event is pending.
+    pub txdone_pending: bool,
+    /// Serialization nanoseconds started since the last sample, including
+    /// any part that runs past it (carried over by the sampler).
     pub busy_ns: u64,
-    /// Bytes whose serialization completed since the last sample.
+    /// Bytes whose serialization started since the last sample.
     pub tx_bytes: u64,
     pub tx_packets_total: u64,
     pub tx_bytes_total: u64,
@@ -58,8 +74,8 @@ impl Port {
             bytes: 0,
             limit,
             arrivals: 0,
-            in_service: None,
-            busy_mark: SimTime::ZERO,
+            busy_until: SimTime::ZERO,
+            txdone_pending: false,
             busy_ns: 0,
             tx_bytes: 0,
             tx_packets_total: 0,
@@ -75,6 +91,11 @@ impl Port {
             BufferLimit::Packets(n) => self.queue.len() < n as usize,
             BufferLimit::Bytes(b) => self.bytes + pkt.size as u64 <= b,
         }
+    }
+
+    /// Is the transmitter free at `now` with nothing waiting?
+    pub fn idle(&self, now: SimTime) -> bool {
+        self.queue.is_empty() && now >= self.busy_until
     }
 
     pub fn len(&self) -> usize {
@@ -97,7 +118,8 @@ pub struct Link {
     /// Packet erasure probability.
     pub loss: f64,
     pub port: Port,
-    /// Packets propagating, with their arrival times (non-decreasing).
+    /// Packets being serialized or propagating, with their arrival times at
+    /// the far end (non-decreasing).
     pub line: VecDeque<(SimTime, Packet)>,
     /// Arrival time of the last packet put on the line (keeps FIFO order).
     pub last_arrival: SimTime,
@@ -108,8 +130,8 @@ pub struct Link {
 }
 
 impl Link {
-    /// Arrival time at the far end of a packet that finished serialization
-    /// at `now`.
+    /// Arrival time at the far end of a packet whose serialization ends at
+    /// `now`.
     pub fn arrival_time(&mut self, now: SimTime) -> SimTime {
         let d = match self.delay {
             DelayModel::Fixed(d) => d,
@@ -120,8 +142,9 @@ impl Link {
         t
     }
 
-    /// Packets inside the link: waiting, in service, or propagating.
+    /// Packets inside the link: waiting, or being serialized or propagating
+    /// (both on the delay line).
     pub fn in_flight(&self) -> usize {
-        self.port.queue.len() + self.port.in_service.is_some() as usize + self.line.len()
+        self.port.queue.len() + self.line.len()
     }
 }
