@@ -140,3 +140,64 @@ fn receive_window_caps_throughput_without_scaling() {
     ));
     assert!(summary(&sim, "goodput_total_bps") > 10.0 * cap);
 }
+
+/// A per-connection rate cap paces the sender: goodput is the cap times the
+/// payload share of each packet, and nothing queues at the bottleneck.
+#[test]
+fn rate_cap_paces_the_sender() {
+    let text = dumbbell(
+        "30 s",
+        2,
+        "rate = \"10 Mbps\"\ndelay = \"50 ms\"\nbuffer = 100",
+        "rate = \"100 Mbps\"\ndelay = \"5 ms\"",
+        "rate_cap = \"2 Mbps\"",
+        "[[traffic]]\nkind = \"bulk\"",
+    )
+    .replace("[simulation]", "[simulation]\nwarmup = \"5 s\"");
+    let sim = run(&text);
+    for f in sim.flow_summaries() {
+        let expected = 2e6 * 1460.0 / 1500.0;
+        assert!(
+            (f.goodput_bps / expected - 1.0).abs() < 0.02,
+            "flow {}: {:.0} vs {expected:.0}",
+            f.flow,
+            f.goodput_bps
+        );
+    }
+    assert_eq!(summary(&sim, "drops_total"), 0.0);
+    assert!(summary(&sim, "queue_mean_packets") < 1.0);
+}
+
+/// A bulk source stops sending new data at its stop time; a fixed-size one
+/// delivers exactly its size and records its completion.
+#[test]
+fn bulk_start_stop_and_size() {
+    let text = dumbbell(
+        "40 s",
+        2,
+        "rate = \"10 Mbps\"\ndelay = \"50 ms\"\nbuffer = 100",
+        "rate = \"100 Mbps\"\ndelay = \"5 ms\"",
+        "",
+        "[[traffic]]\nkind = \"bulk\"\npairs = 0\nstart = \"2 s\"\nstop = \"10 s\"\n\
+         [[traffic]]\nkind = \"bulk\"\npairs = 1\nsize = \"3 MB\"\nstart = \"1 s\"",
+    );
+    let mut sim = satqm_core::Simulation::from_toml(&text).unwrap();
+    sim.run_until(satqm_core::SimTime::from_secs(2)).unwrap();
+    assert_eq!(sim.flows[0].delivered, 0, "not started before 2 s");
+    sim.run_until(satqm_core::SimTime::from_secs(12)).unwrap();
+    let at_stop = sim.flows[0].delivered;
+    assert!(at_stop > 0);
+    sim.run().unwrap();
+    assert_eq!(
+        sim.flows[0].delivered, at_stop,
+        "nothing new after stop + 2 s"
+    );
+    assert_eq!(sim.flows[1].delivered, 3_000_000);
+    let done = sim.flows[1]
+        .completed
+        .expect("fixed-size transfer completes");
+    assert!(
+        done.secs_f64() > 3.4 && done.secs_f64() < 10.0,
+        "3 MB at <= 10 Mbit/s takes > 2.4 s: {done}"
+    );
+}
