@@ -79,6 +79,7 @@ fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {
             "kbps" | "Kbps" | "kbit/s" | "Kbit/s" => 1e3,
             "Mbps" | "mbps" | "Mbit/s" => 1e6,
             "Gbps" | "gbps" | "Gbit/s" => 1e9,
+            "Tbps" | "tbps" | "Tbit/s" => 1e12,
             _ => return None,
         },
         Dim::Bytes => match u {
@@ -98,7 +99,7 @@ fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {
 fn dim_units(dim: Dim) -> &'static str {
     match dim {
         Dim::Time => "s, ms, us, ns, min",
-        Dim::Rate => "bps, kbps, Mbps, Gbps",
+        Dim::Rate => "bps, kbps, Mbps, Gbps, Tbps",
         Dim::Bytes => "B, kB, MB, GB, KiB, MiB, GiB",
     }
 }
@@ -140,12 +141,26 @@ impl Quantity {
     }
 }
 
+/// Most samples a run may record per monitored link.
+const MAX_SAMPLES: u64 = 10_000_000;
 /// Largest accepted time: 10^6 s (about 11.6 days of simulated time).
 const MAX_SECONDS: f64 = 1e6;
 /// Largest accepted rate: 10 Tbit/s.
 const MAX_RATE: f64 = 1e13;
 /// Largest accepted byte count: 1 TB.
 const MAX_BYTES: f64 = 1e12;
+
+pub(crate) fn quantity_time(
+    q: &Quantity,
+    path: &str,
+    allow_zero: bool,
+) -> Result<SimTime, ConfigError> {
+    time(q, path, allow_zero)
+}
+
+pub(crate) fn quantity_rate(q: &Quantity, path: &str) -> Result<Rate, ConfigError> {
+    rate(q, path)
+}
 
 fn time(q: &Quantity, path: &str, allow_zero: bool) -> Result<SimTime, ConfigError> {
     let v = q.value(Dim::Time, path)?;
@@ -225,6 +240,19 @@ pub struct RawScenario {
     pub topology: RawTopology,
     pub tcp: Option<RawTcp>,
     pub traffic: Vec<RawTraffic>,
+    pub aqm: Option<Vec<RawAqm>>,
+}
+
+/// One active queue management instance: its placement, mode, and the
+/// algorithm's own parameters (checked by the algorithm's parser).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct RawAqm {
+    pub kind: String,
+    pub at: Option<String>,
+    pub monitor: Option<String>,
+    pub mode: Option<String>,
+    #[serde(flatten)]
+    pub params: std::collections::BTreeMap<String, toml::Value>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -556,6 +584,25 @@ pub struct Scenario {
     pub trace_cwnd: Vec<u32>,
     pub topology: Topology,
     pub traffic: Vec<Traffic>,
+    pub aqm: Vec<AqmConfig>,
+}
+
+/// What a congestion signal does to a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AqmMode {
+    Drop,
+    /// ECN-mark ECN-capable packets; drop the others.
+    Mark,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AqmConfig {
+    /// Link whose port marks or drops.
+    pub at: String,
+    /// Link whose queue the algorithm watches.
+    pub monitor: String,
+    pub mode: AqmMode,
+    pub params: crate::aqm::AqmParams,
 }
 
 impl Scenario {
@@ -595,6 +642,12 @@ impl Scenario {
             return Err(ConfigError::new(
                 "simulation.sample_interval",
                 "must be at least 1 us",
+            ));
+        }
+        if duration.ns() / sample_interval.ns() > MAX_SAMPLES {
+            return Err(ConfigError::new(
+                "simulation.sample_interval",
+                format!("gives more than {MAX_SAMPLES} samples over simulation.duration; use a longer interval"),
             ));
         }
         let warmup = match &sim.warmup {
@@ -649,6 +702,11 @@ impl Scenario {
             )? as u32);
         }
 
+        let mut aqm = Vec::new();
+        for (i, a) in raw.aqm.iter().flatten().enumerate() {
+            aqm.push(aqm_entry(a, &format!("aqm[{i}]"))?);
+        }
+
         Ok(Scenario {
             name: raw.name.clone().unwrap_or_else(|| "scenario".into()),
             seed,
@@ -658,8 +716,41 @@ impl Scenario {
             trace_cwnd,
             topology,
             traffic,
+            aqm,
         })
     }
+}
+
+fn aqm_entry(a: &RawAqm, path: &str) -> Result<AqmConfig, ConfigError> {
+    let mode = match a.mode.as_deref() {
+        None | Some("drop") => AqmMode::Drop,
+        Some("mark") => AqmMode::Mark,
+        Some(other) => {
+            return Err(ConfigError::new(
+                format!("{path}.mode"),
+                format!("unknown mode {other:?} (known: drop, mark)"),
+            ))
+        }
+    };
+    let at = a.at.clone().unwrap_or_else(|| "bottleneck".into());
+    let monitor = a.monitor.clone().unwrap_or_else(|| at.clone());
+    let mut table = crate::aqm::params::ParamTable::new(path, a.params.clone());
+    let params = crate::aqm::AqmParams::parse(&a.kind, &mut table)?;
+    if params.acts_at_dequeue() && monitor != at {
+        return Err(ConfigError::new(
+            format!("{path}.monitor"),
+            format!(
+                "{} decides at dequeue and must monitor the queue it acts on ({at:?})",
+                a.kind
+            ),
+        ));
+    }
+    Ok(AqmConfig {
+        at,
+        monitor,
+        mode,
+        params,
+    })
 }
 
 impl RawScenario {

@@ -22,6 +22,8 @@ pub enum Event {
     App(AppId, u32),
     /// Periodic measurement sample.
     Sample,
+    /// The periodic update of an AQM (PI, REM, Adaptive RED, PIE).
+    AqmTimer(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -26,6 +26,7 @@
 //! assert!(util > 0.5);
 //! ```
 
+pub mod aqm;
 pub mod config;
 pub mod engine;
 pub mod error;

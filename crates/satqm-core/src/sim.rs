@@ -1,11 +1,13 @@
 //! The simulation: entities, the event loop and dispatch.
 
-use crate::config::{Scenario, StartSpec, Topology, TrafficKind};
+use crate::aqm::{Aqm, PacketMeta, Reason, Verdict};
+use crate::config::{AqmMode, Scenario, StartSpec, Topology, TrafficKind};
 use crate::engine::{Event, EventQueue};
+use crate::error::ConfigError;
 use crate::error::{Error, Result};
 use crate::ids::{AppId, FlowId, LinkId, NodeId};
 use crate::net::{DropReason, Link, Queued, Routes};
-use crate::packet::{Packet, PacketKind};
+use crate::packet::{flags, Packet, PacketKind};
 use crate::probe::{jain_index, mean_std, CwndTrace, DropLog, TimeSeries};
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -57,6 +59,18 @@ pub struct PacketCounts {
     pub in_flight: u64,
 }
 
+/// An AQM with its placement.
+#[derive(Debug)]
+pub struct AqmSlot {
+    pub aqm: Aqm,
+    pub at: LinkId,
+    pub monitor: LinkId,
+    pub mode: AqmMode,
+    rng: Rng,
+    /// Timer ticks so far (the k-th update is at k * interval).
+    ticks: u64,
+}
+
 pub struct Simulation {
     now: SimTime,
     end: SimTime,
@@ -81,6 +95,7 @@ pub struct Simulation {
     /// Links the sampler records (only their interval counters are reset).
     monitored: Vec<LinkId>,
     warmup_snapshot_taken: bool,
+    pub aqms: Vec<AqmSlot>,
     pub seed: u64,
 }
 
@@ -126,8 +141,10 @@ impl Simulation {
             bottleneck,
             monitored: Vec::new(),
             warmup_snapshot_taken: false,
+            aqms: Vec::new(),
             seed,
         };
+        sim.place_aqms(scenario)?;
         sim.monitored = (0..sim.links.len())
             .filter(|&i| sim.links[i].monitored)
             .map(|i| LinkId(i as u32))
@@ -195,6 +212,62 @@ impl Simulation {
             sim.queue.schedule(sim.sample_interval, Event::Sample);
         }
         Ok(sim)
+    }
+
+    fn link_named(&self, name: &str, path: &str) -> Result<LinkId, ConfigError> {
+        self.links
+            .iter()
+            .position(|l| l.name == name)
+            .map(|i| LinkId(i as u32))
+            .ok_or_else(|| {
+                let some: Vec<&str> = self.links.iter().take(6).map(|l| l.name.as_str()).collect();
+                ConfigError::new(
+                    path,
+                    format!(
+                        "no link named {name:?} (links include: {}, ...)",
+                        some.join(", ")
+                    ),
+                )
+            })
+    }
+
+    fn place_aqms(&mut self, scenario: &Scenario) -> Result<()> {
+        for (i, a) in scenario.aqm.iter().enumerate() {
+            let at = self.link_named(&a.at, &format!("aqm[{i}].at"))?;
+            let monitor = self.link_named(&a.monitor, &format!("aqm[{i}].monitor"))?;
+            let idx = self.aqms.len() as u32;
+            if self.links[at.idx()].port.aqm.is_some() {
+                return Err(ConfigError::new(
+                    format!("aqm[{i}].at"),
+                    format!("link {:?} already has an AQM", a.at),
+                )
+                .into());
+            }
+            let aqm = a.params.build(
+                self.links[monitor.idx()].rate.bps(),
+                self.links[at.idx()].port.limit,
+            );
+            if let Some(iv) = aqm.timer_interval() {
+                self.queue.schedule(iv, Event::AqmTimer(idx));
+            }
+            self.links[at.idx()].port.aqm = Some(idx);
+            self.links[monitor.idx()].port.watchers.push(idx);
+            for l in [at, monitor] {
+                if !self.monitored.contains(&l) {
+                    self.monitored.push(l);
+                    self.links[l.idx()].monitored = true;
+                }
+            }
+            self.aqms.push(AqmSlot {
+                aqm,
+                at,
+                monitor,
+                mode: a.mode,
+                rng: Rng::stream(self.seed, "aqm", i as u64),
+                ticks: 0,
+            });
+        }
+        Ok(())
     }
 
     /// Parse, validate and build in one step.
@@ -288,6 +361,20 @@ impl Simulation {
             }
             Event::App(a, token) => return self.app_event(a, token),
             Event::Sample => self.sample(),
+            Event::AqmTimer(a) => {
+                let now = self.now;
+                let slot = &mut self.aqms[a as usize];
+                let m = &self.links[slot.monitor.idx()];
+                let view = m.port.view(now, m.rate);
+                slot.aqm.on_timer(now, &view);
+                slot.ticks += 1;
+                if let Some(iv) = slot.aqm.timer_interval() {
+                    let next = SimTime(iv.ns() * (slot.ticks + 1));
+                    if next <= self.end {
+                        self.queue.schedule(next, Event::AqmTimer(a));
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -389,13 +476,33 @@ impl Simulation {
         Ok(())
     }
 
-    fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+    fn enqueue(&mut self, l: LinkId, mut pkt: Packet) {
         let now = self.now;
         let port = &mut self.links[l.idx()].port;
         let index = port.arrivals;
         port.arrivals += 1;
+        if let Some(a) = port.aqm {
+            let slot = &mut self.aqms[a as usize];
+            let m = &self.links[slot.monitor.idx()];
+            let view = m.port.view(now, m.rate);
+            let u = slot.rng.uniform();
+            let meta = PacketMeta {
+                size: pkt.size,
+                ecn_capable: pkt.ecn_capable(),
+            };
+            let verdict = slot.aqm.on_arrival(now, meta, &view, u);
+            let mode = slot.mode;
+            if !self.apply_verdict(l, &mut pkt, index, verdict, mode) {
+                return;
+            }
+        }
+        let port = &mut self.links[l.idx()].port;
         if port.idle(now) {
-            self.transmit(l, pkt, index);
+            // Straight through: it joins and leaves the queue at once.
+            let (verdict, mode) = self.notify_departure(l, SimTime::ZERO);
+            if self.apply_verdict(l, &mut pkt, index, verdict, mode) {
+                self.transmit(l, pkt, index);
+            }
             return;
         }
         if !port.fits(&pkt) {
@@ -412,6 +519,58 @@ impl Simulation {
             port.txdone_pending = true;
             self.queue.schedule(port.busy_until, Event::TxDone(l));
         }
+    }
+
+    /// Carry out an AQM verdict on `pkt` at port `l`; false if the packet
+    /// was dropped.
+    fn apply_verdict(
+        &mut self,
+        l: LinkId,
+        pkt: &mut Packet,
+        index: u64,
+        verdict: Verdict,
+        mode: AqmMode,
+    ) -> bool {
+        let (reason, force_drop) = match verdict {
+            Verdict::Pass => return true,
+            Verdict::Mark(r) => (r, false),
+            Verdict::Drop(r) => (r, true),
+        };
+        if !force_drop && mode == AqmMode::Mark && pkt.ecn_capable() {
+            pkt.flags |= flags::CE;
+            let why = match reason {
+                Reason::Early => DropReason::EarlyMark,
+                Reason::Forced => DropReason::ForcedMark,
+            };
+            self.record_drop(l, pkt, index, why);
+            return true;
+        }
+        let why = match reason {
+            Reason::Early => DropReason::EarlyDrop,
+            Reason::Forced => DropReason::ForcedDrop,
+        };
+        self.record_drop(l, pkt, index, why);
+        false
+    }
+
+    /// Tell the AQMs watching port `l` that a packet left it after
+    /// `sojourn`; returns the verdict of an AQM deciding at dequeue here.
+    fn notify_departure(&mut self, l: LinkId, sojourn: SimTime) -> (Verdict, AqmMode) {
+        let now = self.now;
+        let link = &self.links[l.idx()];
+        if link.port.watchers.is_empty() {
+            return (Verdict::Pass, AqmMode::Drop);
+        }
+        let view = link.port.view(now, link.rate);
+        let mut out = (Verdict::Pass, AqmMode::Drop);
+        for &a in &link.port.watchers {
+            let slot = &mut self.aqms[a as usize];
+            let v = slot.aqm.on_departure(now, sojourn, &view);
+            if slot.at == l && v != Verdict::Pass {
+                out = (v, slot.mode);
+            }
+        }
+        out
     }
 
     /// Start serializing `pkt` now; it goes on the delay line at once with
@@ -439,15 +598,29 @@ impl Simulation {
         }
     }
 
-    /// The transmitter is free: start the next waiting packet.
+    /// The transmitter is free: start the next waiting packet (after any
+    /// drops an AQM deciding at dequeue makes).
     fn tx_done(&mut self, l: LinkId) {
-        let port = &mut self.links[l.idx()].port;
-        port.txdone_pending = false;
-        let Some(q) = port.queue.pop_front() else {
-            return;
-        };
-        port.bytes -= q.pkt.size as u64;
-        self.transmit(l, q.pkt, q.index);
+        let now = self.now;
+        self.links[l.idx()].port.txdone_pending = false;
+        loop {
+            let port = &mut self.links[l.idx()].port;
+            let Some(mut q) = port.queue.pop_front() else {
+                return;
+            };
+            port.bytes -= q.pkt.size as u64;
+            let (verdict, mode) = self.notify_departure(l, now - q.enqueued_at);
+            if self.apply_verdict(l, &mut q.pkt, q.index, verdict, mode) {
+                self.transmit(l, q.pkt, q.index);
+                break;
+            }
+            if self.links[l.idx()].port.queue.is_empty() {
+                if let Some(a) = self.links[l.idx()].port.aqm {
+                    self.aqms[a as usize].aqm.on_empty_after_drop();
+                }
+                return;
+            }
+        }
         let port = &mut self.links[l.idx()].port;
         if !port.queue.is_empty() {
             port.txdone_pending = true;
@@ -501,11 +674,16 @@ impl Simulation {
         self.after_endpoint(f)
     }
 
+    /// Log a drop or an ECN mark.
     fn record_drop(&mut self, l: LinkId, pkt: &Packet, index: u64, reason: DropReason) {
-        self.dropped_packets += 1;
         let port = &mut self.links[l.idx()].port;
-        port.drops_total += 1;
-        port.drops_since_sample += 1;
+        if reason.is_mark() {
+            port.marks_total += 1;
+        } else {
+            self.dropped_packets += 1;
+            port.drops_total += 1;
+            port.drops_since_sample += 1;
+        }
         let d = &mut self.drops;
         d.time_ns.push(self.now.ns());
         d.link.push(l.0);
@@ -537,6 +715,17 @@ impl Simulation {
             ts.queue_packets.push(port.queue.len() as u32);
             ts.queue_bytes.push(port.bytes);
             ts.drops.push(port.drops_since_sample);
+            let probe = port
+                .aqm
+                .map(|a| self.aqms[a as usize].aqm.probe())
+                .unwrap_or_default();
+            ts.aqm_avg.push(probe.avg);
+            ts.aqm_prob.push(probe.prob);
+            ts.aqm_vq_bytes.push(probe.vq_bytes);
+            ts.aqm_vcap_bps.push(probe.vcap_bps);
+            ts.aqm_price.push(probe.price);
+            ts.aqm_max_p.push(probe.max_p);
+            ts.aqm_qdelay.push(probe.qdelay);
             port.busy_ns = carry;
             port.tx_bytes = 0;
             port.drops_since_sample = 0;
@@ -636,10 +825,22 @@ impl Simulation {
         let (qb_mean, _) = mean_std(rows().map(|i| ts.queue_bytes[i] as f64));
         let flows = self.flow_summaries();
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
-        let dropped_after_warmup = self.drops.time_ns.iter().filter(|&&t| t >= warm).count();
-        let bottleneck_drops = (0..self.drops.time_ns.len())
-            .filter(|&i| self.drops.link[i] == b && self.drops.time_ns[i] >= warm)
+        let d = &self.drops;
+        let after = |i: &usize| d.time_ns[*i] >= warm;
+        let is_mark = |i: &usize| DropReason::ALL[d.reason[*i] as usize].is_mark();
+        let n = d.time_ns.len();
+        let dropped_after_warmup = (0..n).filter(after).filter(|i| !is_mark(i)).count();
+        let marks_after_warmup = (0..n).filter(after).filter(is_mark).count();
+        let bottleneck_drops = (0..n)
+            .filter(after)
+            .filter(|i| !is_mark(i) && d.link[*i] == b)
             .count();
+        let by_reason = |r: DropReason| {
+            (0..n)
+                .filter(after)
+                .filter(|&i| d.reason[i] == r as u8)
+                .count() as f64
+        };
         let counts = self.packet_counts();
         let bl = &self.links[self.bottleneck.idx()];
         vec![
@@ -655,6 +856,11 @@ impl Simulation {
             ("queue_mean_bytes", qb_mean),
             ("drops_total", dropped_after_warmup as f64),
             ("drops_bottleneck", bottleneck_drops as f64),
+            ("drops_overflow", by_reason(DropReason::Overflow)),
+            ("drops_early", by_reason(DropReason::EarlyDrop)),
+            ("drops_forced", by_reason(DropReason::ForcedDrop)),
+            ("drops_erasure", by_reason(DropReason::Erasure)),
+            ("marks_total", marks_after_warmup as f64),
             ("goodput_total_bps", goodputs.iter().sum()),
             ("jain_index", jain_index(&goodputs)),
             ("flows", flows.len() as f64),

@@ -9,6 +9,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use satqm_core::aqm::replay::{replay, verdict_name, TraceEvent, TraceKind};
+use satqm_core::aqm::QueueView;
 use satqm_core::error::Error;
 use satqm_core::net::DropReason;
 use satqm_core::{Scenario, SimTime};
@@ -76,6 +78,8 @@ fn validate<'py>(
     duration: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let s = scenario(py, text, seed, duration)?;
+    // Building checks what needs the topology (link names of AQMs).
+    satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
     d.set_item("name", s.name.as_str())?;
     d.set_item("seed", s.seed)?;
@@ -172,6 +176,13 @@ impl Simulation {
         d.set_item("queue_packets", ts.queue_packets.clone().into_pyarray(py))?;
         d.set_item("queue_bytes", ts.queue_bytes.clone().into_pyarray(py))?;
         d.set_item("drops", ts.drops.clone().into_pyarray(py))?;
+        d.set_item("aqm_avg", ts.aqm_avg.clone().into_pyarray(py))?;
+        d.set_item("aqm_prob", ts.aqm_prob.clone().into_pyarray(py))?;
+        d.set_item("aqm_vq_bytes", ts.aqm_vq_bytes.clone().into_pyarray(py))?;
+        d.set_item("aqm_vcap_bps", ts.aqm_vcap_bps.clone().into_pyarray(py))?;
+        d.set_item("aqm_price", ts.aqm_price.clone().into_pyarray(py))?;
+        d.set_item("aqm_max_p", ts.aqm_max_p.clone().into_pyarray(py))?;
+        d.set_item("aqm_qdelay", ts.aqm_qdelay.clone().into_pyarray(py))?;
         out.set_item("timeseries", d)?;
 
         let dl = &sim.drops;
@@ -242,6 +253,94 @@ impl Simulation {
     }
 }
 
+fn trace_event(ev: &Bound<'_, PyDict>, i: usize) -> PyResult<TraceEvent> {
+    let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+        ev.get_item(k)?
+            .ok_or_else(|| PyValueError::new_err(format!("trace[{i}]: missing key {k:?}")))
+    };
+    let kind = match get("ev")?.extract::<String>()?.as_str() {
+        "arrival" => TraceKind::Arrival,
+        "departure" => TraceKind::Departure,
+        "timer" => TraceKind::Timer,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "trace[{i}].ev: unknown event {other:?}"
+            )))
+        }
+    };
+    let idle: Option<u64> = get("idle_since")?.extract()?;
+    let view = QueueView {
+        q_packets: get("q_packets")?.extract()?,
+        q_bytes: get("q_bytes")?.extract()?,
+        idle_since: idle.map(SimTime),
+        departed_bytes: get("departed_bytes")?.extract()?,
+        rate_bps: 0,
+    };
+    let opt = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> { ev.get_item(k) };
+    Ok(TraceEvent {
+        kind,
+        t: SimTime(get("t")?.extract()?),
+        size: match kind {
+            TraceKind::Timer => 0,
+            _ => get("size")?.extract()?,
+        },
+        ecn_capable: opt("ecn")?
+            .map(|v| v.extract())
+            .transpose()?
+            .unwrap_or(false),
+        u: match kind {
+            TraceKind::Arrival => get("u")?.extract()?,
+            _ => 0.0,
+        },
+        sojourn: match kind {
+            TraceKind::Departure => SimTime(get("sojourn")?.extract()?),
+            _ => SimTime::ZERO,
+        },
+        view,
+    })
+}
+
+/// Replay a trace through one AQM (see docs/aqm.md and tests/oracles/).
+#[pyfunction]
+fn aqm_replay<'py>(
+    py: Python<'py>,
+    spec: &str,
+    trace: Vec<Bound<'py, PyDict>>,
+    rate_bps: u64,
+    limit_bytes: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut events = Vec::with_capacity(trace.len());
+    for (i, ev) in trace.iter().enumerate() {
+        let mut e = trace_event(ev, i)?;
+        e.view.rate_bps = rate_bps;
+        events.push(e);
+    }
+    let res = replay(spec, rate_bps, limit_bytes, &events).map_err(|e| to_py(py, e))?;
+    let d = PyDict::new(py);
+    let verdicts: Vec<&str> = res
+        .iter()
+        .map(|(v, _)| v.map(verdict_name).unwrap_or("timer"))
+        .collect();
+    d.set_item("verdict", verdicts)?;
+    macro_rules! probe_col {
+        ($name:ident) => {
+            d.set_item(
+                stringify!($name),
+                res.iter().map(|(_, p)| p.$name).collect::<Vec<f64>>(),
+            )?;
+        };
+    }
+    probe_col!(avg);
+    probe_col!(prob);
+    probe_col!(vq_bytes);
+    probe_col!(vcap_bps);
+    probe_col!(price);
+    probe_col!(max_p);
+    probe_col!(qdelay);
+    probe_col!(count);
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -249,6 +348,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(aqm_replay, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -14,16 +14,40 @@ pub enum DropReason {
     Overflow = 0,
     /// Random erasure on the link (the scenario's `loss`).
     Erasure = 1,
+    /// An AQM's random or virtual-queue signal, as a drop.
+    EarlyDrop = 2,
+    /// An AQM's deterministic region (RED above max_th), as a drop.
+    ForcedDrop = 3,
+    /// An AQM's early signal as an ECN mark (the packet goes on).
+    EarlyMark = 4,
+    /// An AQM's forced signal as an ECN mark.
+    ForcedMark = 5,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 2] = [DropReason::Overflow, DropReason::Erasure];
+    pub const ALL: [DropReason; 6] = [
+        DropReason::Overflow,
+        DropReason::Erasure,
+        DropReason::EarlyDrop,
+        DropReason::ForcedDrop,
+        DropReason::EarlyMark,
+        DropReason::ForcedMark,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             DropReason::Overflow => "overflow",
             DropReason::Erasure => "erasure",
+            DropReason::EarlyDrop => "early_drop",
+            DropReason::ForcedDrop => "forced_drop",
+            DropReason::EarlyMark => "early_mark",
+            DropReason::ForcedMark => "forced_mark",
         }
+    }
+
+    /// Marks leave the packet in the network.
+    pub fn is_mark(self) -> bool {
+        matches!(self, DropReason::EarlyMark | DropReason::ForcedMark)
     }
 }
 
@@ -65,6 +89,11 @@ pub struct Port {
     pub tx_bytes_total: u64,
     pub drops_total: u64,
     pub drops_since_sample: u64,
+    pub marks_total: u64,
+    /// The AQM acting at this port (index into the simulation's AQMs).
+    pub aqm: Option<u32>,
+    /// AQMs that monitor this port and hear of its departures.
+    pub watchers: Vec<u32>,
 }
 
 impl Port {
@@ -82,6 +111,9 @@ impl Port {
             tx_bytes_total: 0,
             drops_total: 0,
             drops_since_sample: 0,
+            marks_total: 0,
+            aqm: None,
+            watchers: Vec::new(),
         }
     }
 
@@ -90,6 +122,17 @@ impl Port {
         match self.limit {
             BufferLimit::Packets(n) => self.queue.len() < n as usize,
             BufferLimit::Bytes(b) => self.bytes + pkt.size as u64 <= b,
+        }
+    }
+
+    /// What an AQM monitoring this port sees at `now`.
+    pub fn view(&self, now: SimTime, rate: Rate) -> crate::aqm::QueueView {
+        crate::aqm::QueueView {
+            q_packets: self.queue.len() as u32,
+            q_bytes: self.bytes,
+            idle_since: self.idle(now).then_some(self.busy_until),
+            departed_bytes: self.tx_bytes_total,
+            rate_bps: rate.bps(),
         }
     }
 

@@ -4,47 +4,79 @@ use crate::ids::{LinkId, NodeId};
 
 /// Static shortest-path (fewest hops) routes: the first link from each node
 /// towards each destination.
+///
+/// A node with a single outgoing link (a host) forwards everything on it
+/// and needs no table; only nodes with several links (routers) keep a row
+/// of `n_nodes` entries, found by one breadth-first search from the node.
+/// Memory is `routers x nodes`, not `nodes^2`: a dumbbell of 100,000 pairs
+/// needs two rows.
 #[derive(Debug, Clone)]
 pub struct Routes {
-    n: usize,
-    next: Vec<u32>,
+    /// Per node: its only link, or `MULTI` (see `rows`), or `NONE`.
+    single: Vec<u32>,
+    /// Per node with several links: offset of its row in `table`.
+    row: Vec<u32>,
+    table: Vec<u32>,
 }
 
 const NONE: u32 = u32::MAX;
+const MULTI: u32 = u32::MAX - 1;
 
 impl Routes {
     /// Build from the links' endpoints. Ties between equal-length paths go
     /// to the link created first.
     pub fn build(n_nodes: usize, links: &[(NodeId, NodeId)]) -> Routes {
-        let mut incoming: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n_nodes];
+        let mut out: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n_nodes];
         for (i, (from, to)) in links.iter().enumerate() {
-            incoming[to.idx()].push((from.idx(), i as u32));
+            out[from.idx()].push((to.idx(), i as u32));
         }
-        let mut next = vec![NONE; n_nodes * n_nodes];
-        let mut dist = vec![u32::MAX; n_nodes];
+        let mut single = vec![NONE; n_nodes];
+        let mut row = vec![NONE; n_nodes];
+        let mut table = Vec::new();
+        let mut first = vec![NONE; n_nodes];
         let mut frontier = VecDeque::new();
-        for dst in 0..n_nodes {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst] = 0;
+        for src in 0..n_nodes {
+            match out[src].len() {
+                0 => continue,
+                1 => {
+                    single[src] = out[src][0].1;
+                    continue;
+                }
+                _ => single[src] = MULTI,
+            }
+            // BFS from src; each node inherits the first hop of its parent.
+            first.iter_mut().for_each(|f| *f = NONE);
             frontier.clear();
-            frontier.push_back(dst);
+            for &(to, link) in &out[src] {
+                if to != src && first[to] == NONE {
+                    first[to] = link;
+                    frontier.push_back(to);
+                }
+            }
             while let Some(v) = frontier.pop_front() {
-                for &(u, link) in &incoming[v] {
-                    if dist[u] == u32::MAX {
-                        dist[u] = dist[v] + 1;
-                        next[u * n_nodes + dst] = link;
-                        frontier.push_back(u);
+                for &(to, _) in &out[v] {
+                    if to != src && first[to] == NONE {
+                        first[to] = first[v];
+                        frontier.push_back(to);
                     }
                 }
             }
+            row[src] = table.len() as u32;
+            table.extend_from_slice(&first);
         }
-        Routes { n: n_nodes, next }
+        Routes { single, row, table }
     }
 
     /// The link `at` forwards packets for `dst` on, if `dst` is reachable.
     #[inline]
     pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
-        let l = self.next[at.idx() * self.n + dst.idx()];
+        if at == dst {
+            return None;
+        }
+        let l = match self.single[at.idx()] {
+            MULTI => self.table[self.row[at.idx()] as usize + dst.idx()],
+            s => s,
+        };
         (l != NONE).then_some(LinkId(l))
     }
 }

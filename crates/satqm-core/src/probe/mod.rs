@@ -14,6 +14,14 @@ pub struct TimeSeries {
     pub queue_packets: Vec<u32>,
     pub queue_bytes: Vec<u64>,
     pub drops: Vec<u64>,
+    /// Internals of the AQM acting at the link (NaN without one).
+    pub aqm_avg: Vec<f64>,
+    pub aqm_prob: Vec<f64>,
+    pub aqm_vq_bytes: Vec<f64>,
+    pub aqm_vcap_bps: Vec<f64>,
+    pub aqm_price: Vec<f64>,
+    pub aqm_max_p: Vec<f64>,
+    pub aqm_qdelay: Vec<f64>,
 }
 
 /// Every packet lost inside the network.

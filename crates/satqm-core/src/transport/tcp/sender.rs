@@ -302,10 +302,15 @@ impl TcpSender {
         let now = em.now;
         let acked = ack - self.snd_una;
         // Retire acknowledged segments; sample the RTT from the newest one
-        // fully covered, unless it was ever retransmitted (Karn).
+        // fully covered, unless this ACK covers any segment that was ever
+        // retransmitted (Karn's rule; as Linux without timestamps): a
+        // cumulative ACK that jumps a repaired hole would otherwise time the
+        // whole recovery.
         let mut newest: Option<Seg> = None;
+        let mut covers_retx = false;
         while let Some(s) = self.segs.front() {
             if s.end() <= ack {
+                covers_retx |= s.ever_retx;
                 newest = self.segs.pop_front();
             } else {
                 if s.start < ack {
@@ -317,7 +322,7 @@ impl TcpSender {
             }
         }
         if let Some(s) = newest {
-            if !s.ever_retx {
+            if !covers_retx {
                 self.take_rtt_sample(now - s.sent_at);
             }
         }

@@ -1,0 +1,87 @@
+//! Gibbens–Kelly virtual queue (Gibbens & Kelly, "Resource pricing and the
+//! evolution of congestion control", Automatica 1999): a virtual queue with
+//! the real buffer's size, drained at `gamma * C`; an arrival that would
+//! overflow it is signalled.
+//!
+//! ```text
+//! VQ <- max(VQ - gamma C (t - s), 0)
+//! VQ + b > limit: signal          else VQ <- VQ + b
+//! ```
+
+use super::params::ParamTable;
+use super::vq::VirtualQueue;
+use super::{AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use crate::config::BufferLimit;
+use crate::error::ConfigError;
+use crate::time::SimTime;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GkvqParams {
+    pub gamma: f64,
+    /// Virtual buffer in bytes; `None`: the real buffer.
+    pub vq_limit: Option<f64>,
+    /// Bytes per packet when the real buffer is counted in packets.
+    pub mean_packet_size: f64,
+}
+
+impl GkvqParams {
+    pub(crate) fn parse(t: &mut ParamTable) -> Result<GkvqParams, ConfigError> {
+        Ok(GkvqParams {
+            gamma: t.f64_in("gamma", 0.98, 0.0, true, 1.0)?,
+            vq_limit: match t.opt_f64("vq_limit")? {
+                Some(v) => Some(t.check_range("vq_limit", v, 0.0, true, 1e12)?),
+                None => None,
+            },
+            mean_packet_size: t.f64_in("mean_packet_size", 1500.0, 0.0, true, 1e6)?,
+        })
+    }
+
+    pub(crate) fn limit_bytes(&self, limit: BufferLimit) -> f64 {
+        self.vq_limit.unwrap_or(match limit {
+            BufferLimit::Bytes(b) => b as f64,
+            BufferLimit::Packets(n) => n as f64 * self.mean_packet_size,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Gkvq {
+    vq: VirtualQueue,
+    rate_bps: f64,
+    limit: f64,
+}
+
+impl Gkvq {
+    pub fn new(p: &GkvqParams, rate_bps: u64, limit: BufferLimit) -> Gkvq {
+        Gkvq {
+            vq: VirtualQueue::default(),
+            rate_bps: p.gamma * rate_bps as f64,
+            limit: p.limit_bytes(limit),
+        }
+    }
+
+    pub fn on_arrival(
+        &mut self,
+        now: SimTime,
+        pkt: PacketMeta,
+        _q: &QueueView,
+        _u: f64,
+    ) -> Verdict {
+        self.vq.drain(now, self.rate_bps);
+        let b = pkt.size as f64;
+        if self.vq.bytes + b > self.limit {
+            Verdict::Mark(Reason::Early)
+        } else {
+            self.vq.bytes += b;
+            Verdict::Pass
+        }
+    }
+
+    pub fn probe(&self) -> AqmProbe {
+        AqmProbe {
+            vq_bytes: self.vq.bytes,
+            vcap_bps: self.rate_bps,
+            ..AqmProbe::default()
+        }
+    }
+}

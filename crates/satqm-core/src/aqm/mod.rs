@@ -1,0 +1,276 @@
+//! Active queue management: one file per algorithm, each a pure state
+//! machine over explicit inputs (see `docs/aqm.md` for the exact rules).
+//!
+//! An algorithm never reads a clock, a queue or a random generator: the
+//! simulator passes the time, the packet, a [`QueueView`] of the queue it
+//! *monitors*, and one uniform draw `u` per arrival. The port where it
+//! *acts* may be another one (the AVQRED papers' Table 1: RED watching the
+//! transmit queue and dropping at the receive queue). The queue glue in
+//! `sim.rs`, not the algorithm, turns a [`Verdict`] into an ECN mark or a
+//! drop and counts it by reason.
+//!
+//! Parameters (`XParams`) are validated once from the scenario; the state
+//! lives in the algorithm's struct.
+
+mod ared;
+mod avq;
+mod avqred;
+mod codel;
+mod gkvq;
+pub mod params;
+mod pi;
+mod pie;
+mod red;
+mod rem;
+pub mod replay;
+mod vq;
+
+pub use ared::{Ared, AredParams};
+pub use avq::{Avq, AvqParams};
+pub use avqred::{AvqRed, AvqRedParams};
+pub use codel::{Codel, CodelParams};
+pub use gkvq::{Gkvq, GkvqParams};
+pub use pi::{Pi, PiParams};
+pub use pie::{Pie, PieParams};
+pub use red::{Red, RedParams};
+pub use rem::{Rem, RemParams};
+
+use crate::config::BufferLimit;
+use crate::error::ConfigError;
+use crate::time::SimTime;
+use params::ParamTable;
+
+/// What an algorithm sees of the queue it monitors.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueueView {
+    /// Packets waiting (not counting the one being serialized).
+    pub q_packets: u32,
+    pub q_bytes: u64,
+    /// Empty with an idle transmitter since this time.
+    pub idle_since: Option<SimTime>,
+    /// Bytes that have left the queue since the start.
+    pub departed_bytes: u64,
+    /// Rate of the port's link, bit/s.
+    pub rate_bps: u64,
+}
+
+/// The packet being judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketMeta {
+    pub size: u32,
+    pub ecn_capable: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// A random or virtual-queue congestion signal.
+    Early,
+    /// The deterministic region (RED above max_th).
+    Forced,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    /// A congestion signal: an ECN mark where the scenario asks for marks
+    /// and the packet is ECN-capable, a drop otherwise.
+    Mark(Reason),
+    /// Always a drop.
+    Drop(Reason),
+}
+
+/// Internals for the time series; NaN where not applicable.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AqmProbe {
+    pub avg: f64,
+    pub prob: f64,
+    pub vq_bytes: f64,
+    pub vcap_bps: f64,
+    pub price: f64,
+    pub max_p: f64,
+    pub qdelay: f64,
+    pub count: f64,
+}
+
+impl Default for AqmProbe {
+    fn default() -> Self {
+        AqmProbe {
+            avg: f64::NAN,
+            prob: f64::NAN,
+            vq_bytes: f64::NAN,
+            vcap_bps: f64::NAN,
+            price: f64::NAN,
+            max_p: f64::NAN,
+            qdelay: f64::NAN,
+            count: f64::NAN,
+        }
+    }
+}
+
+/// Validated parameters of one algorithm. Defaults that depend on the port
+/// (link rate, buffer) are resolved by [`AqmParams::build`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum AqmParams {
+    DropTail,
+    Red(RedParams),
+    Ared(AredParams),
+    Gkvq(GkvqParams),
+    Avq(AvqParams),
+    AvqRed(AvqRedParams),
+    Pi(PiParams),
+    Rem(RemParams),
+    Pie(PieParams),
+    Codel(CodelParams),
+}
+
+pub const KINDS: &str = "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel";
+
+impl AqmParams {
+    /// Read the parameters of `kind` from `t`, refusing unknown keys.
+    pub fn parse(kind: &str, t: &mut ParamTable) -> Result<AqmParams, ConfigError> {
+        let p = match kind {
+            "droptail" => AqmParams::DropTail,
+            "red" => AqmParams::Red(RedParams::parse(t, false)?),
+            "ared" => AqmParams::Ared(AredParams::parse(t)?),
+            "gkvq" => AqmParams::Gkvq(GkvqParams::parse(t)?),
+            "avq" => AqmParams::Avq(AvqParams::parse(t)?),
+            "avqred" => AqmParams::AvqRed(AvqRedParams::parse(t)?),
+            "pi" => AqmParams::Pi(PiParams::parse(t)?),
+            "rem" => AqmParams::Rem(RemParams::parse(t)?),
+            "pie" => AqmParams::Pie(PieParams::parse(t)?),
+            "codel" => AqmParams::Codel(CodelParams::parse(t)?),
+            other => {
+                return Err(ConfigError::new(
+                    t.key_path("kind"),
+                    format!("unknown AQM {other:?} (known: {KINDS})"),
+                ))
+            }
+        };
+        t.finish(kind)?;
+        Ok(p)
+    }
+
+    /// An algorithm monitoring a port of `rate_bps` and acting on one with
+    /// buffer `limit`.
+    pub fn build(&self, rate_bps: u64, limit: BufferLimit) -> Aqm {
+        match self {
+            AqmParams::DropTail => Aqm::DropTail,
+            AqmParams::Red(p) => Aqm::Red(Red::new(p.clone())),
+            AqmParams::Ared(p) => Aqm::Ared(Ared::new(p, rate_bps)),
+            AqmParams::Gkvq(p) => Aqm::Gkvq(Gkvq::new(p, rate_bps, limit)),
+            AqmParams::Avq(p) => Aqm::Avq(Avq::new(p, rate_bps, limit)),
+            AqmParams::AvqRed(p) => Aqm::AvqRed(AvqRed::new(p, rate_bps)),
+            AqmParams::Pi(p) => Aqm::Pi(Pi::new(p.clone())),
+            AqmParams::Rem(p) => Aqm::Rem(Rem::new(p.clone(), rate_bps)),
+            AqmParams::Pie(p) => Aqm::Pie(Pie::new(p.clone())),
+            AqmParams::Codel(p) => Aqm::Codel(Codel::new(p.clone())),
+        }
+    }
+
+    /// Whether the algorithm decides at dequeue (and so must act where it
+    /// monitors).
+    pub fn acts_at_dequeue(&self) -> bool {
+        matches!(self, AqmParams::Codel(_))
+    }
+}
+
+/// Enum dispatch over the algorithms (no trait objects on the hot path).
+#[derive(Clone, Debug)]
+pub enum Aqm {
+    DropTail,
+    Red(Red),
+    Ared(Ared),
+    Gkvq(Gkvq),
+    Avq(Avq),
+    AvqRed(AvqRed),
+    Pi(Pi),
+    Rem(Rem),
+    Pie(Pie),
+    Codel(Codel),
+}
+
+impl Aqm {
+    #[inline]
+    pub fn on_arrival(&mut self, now: SimTime, pkt: PacketMeta, q: &QueueView, u: f64) -> Verdict {
+        match self {
+            Aqm::DropTail | Aqm::Codel(_) => Verdict::Pass,
+            Aqm::Red(a) => a.on_arrival(now, pkt, q, u),
+            Aqm::Ared(a) => a.on_arrival(now, pkt, q, u),
+            Aqm::Gkvq(a) => a.on_arrival(now, pkt, q, u),
+            Aqm::Avq(a) => a.on_arrival(now, pkt, q, u),
+            Aqm::AvqRed(a) => a.on_arrival(now, pkt, q, u),
+            Aqm::Pi(a) => a.on_arrival(now, pkt, q, u),
+            Aqm::Rem(a) => a.on_arrival(now, pkt, q, u),
+            Aqm::Pie(a) => a.on_arrival(now, pkt, q, u),
+        }
+    }
+
+    /// A packet left the monitored queue after `sojourn`; `q` is the view
+    /// after it left.
+    #[inline]
+    pub fn on_departure(&mut self, now: SimTime, sojourn: SimTime, q: &QueueView) -> Verdict {
+        match self {
+            Aqm::Codel(a) => a.on_departure(now, sojourn, q),
+            Aqm::Pie(a) => {
+                a.on_departure(sojourn, q);
+                Verdict::Pass
+            }
+            _ => Verdict::Pass,
+        }
+    }
+
+    /// Period of the algorithm's own updates, if it has any.
+    pub fn timer_interval(&self) -> Option<SimTime> {
+        match self {
+            Aqm::Ared(a) => Some(a.interval()),
+            Aqm::Pi(a) => Some(a.interval()),
+            Aqm::Rem(a) => Some(a.interval()),
+            Aqm::Pie(a) => Some(a.interval()),
+            _ => None,
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, q: &QueueView) {
+        match self {
+            Aqm::Ared(a) => a.on_timer(now, q),
+            Aqm::Pi(a) => a.on_timer(q),
+            Aqm::Rem(a) => a.on_timer(q),
+            Aqm::Pie(a) => a.on_timer(q),
+            _ => {}
+        }
+    }
+
+    /// A drop at dequeue left the queue empty (CoDel's loop ends).
+    pub fn on_empty_after_drop(&mut self) {
+        if let Aqm::Codel(a) = self {
+            a.on_empty_after_drop();
+        }
+    }
+
+    pub fn probe(&self) -> AqmProbe {
+        match self {
+            Aqm::DropTail => AqmProbe::default(),
+            Aqm::Red(a) => a.probe(),
+            Aqm::Ared(a) => a.probe(),
+            Aqm::Gkvq(a) => a.probe(),
+            Aqm::Avq(a) => a.probe(),
+            Aqm::AvqRed(a) => a.probe(),
+            Aqm::Pi(a) => a.probe(),
+            Aqm::Rem(a) => a.probe(),
+            Aqm::Pie(a) => a.probe(),
+            Aqm::Codel(a) => a.probe(),
+        }
+    }
+}
+
+/// `p_b / (1 - count * p_b)`, the inter-mark spreading of Floyd & Jacobson
+/// (1993), section 7; 1 once `count * p_b >= 1`.
+#[inline]
+pub(crate) fn spread(p_b: f64, count: i64) -> f64 {
+    let d = 1.0 - count as f64 * p_b;
+    if d <= 0.0 {
+        1.0
+    } else {
+        (p_b / d).min(1.0)
+    }
+}

@@ -1,0 +1,164 @@
+//! Reading an AQM's parameter table: typed getters with range checks, and
+//! a final check that refuses keys the algorithm does not use.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::{quantity_rate, quantity_time, Quantity};
+use crate::error::ConfigError;
+use crate::time::SimTime;
+
+pub struct ParamTable {
+    path: String,
+    map: BTreeMap<String, toml::Value>,
+    used: BTreeSet<String>,
+}
+
+impl ParamTable {
+    pub fn new(path: impl Into<String>, map: BTreeMap<String, toml::Value>) -> ParamTable {
+        ParamTable {
+            path: path.into(),
+            map,
+            used: BTreeSet::new(),
+        }
+    }
+
+    pub fn key_path(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    fn take(&mut self, key: &str) -> Option<toml::Value> {
+        self.used.insert(key.to_string());
+        self.map.get(key).cloned()
+    }
+
+    /// A number; `None` if absent.
+    pub fn opt_f64(&mut self, key: &str) -> Result<Option<f64>, ConfigError> {
+        let path = self.key_path(key);
+        match self.take(key) {
+            None => Ok(None),
+            Some(toml::Value::Integer(i)) => Ok(Some(i as f64)),
+            Some(toml::Value::Float(f)) if f.is_finite() => Ok(Some(f)),
+            Some(toml::Value::Float(_)) => Err(ConfigError::new(path, "must be a finite number")),
+            Some(other) => Err(ConfigError::new(
+                path,
+                format!("must be a number, got {}", other.type_str()),
+            )),
+        }
+    }
+
+    /// A number in `[lo, hi]` (`lo_open`: strictly above `lo`).
+    pub fn f64_in(
+        &mut self,
+        key: &str,
+        default: f64,
+        lo: f64,
+        lo_open: bool,
+        hi: f64,
+    ) -> Result<f64, ConfigError> {
+        let v = self.opt_f64(key)?.unwrap_or(default);
+        self.check_range(key, v, lo, lo_open, hi)
+    }
+
+    pub fn check_range(
+        &self,
+        key: &str,
+        v: f64,
+        lo: f64,
+        lo_open: bool,
+        hi: f64,
+    ) -> Result<f64, ConfigError> {
+        let below = if lo_open { v <= lo } else { v < lo };
+        if below || v > hi {
+            let open = if lo_open { "(" } else { "[" };
+            return Err(ConfigError::new(
+                self.key_path(key),
+                format!("must be in {open}{lo}, {hi}]"),
+            ));
+        }
+        Ok(v)
+    }
+
+    pub fn required_f64(
+        &mut self,
+        key: &str,
+        lo: f64,
+        lo_open: bool,
+        hi: f64,
+    ) -> Result<f64, ConfigError> {
+        match self.opt_f64(key)? {
+            Some(v) => self.check_range(key, v, lo, lo_open, hi),
+            None => Err(ConfigError::new(self.key_path(key), "is required")),
+        }
+    }
+
+    pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, ConfigError> {
+        let path = self.key_path(key);
+        match self.take(key) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(b),
+            Some(other) => Err(ConfigError::new(
+                path,
+                format!("must be true or false, got {}", other.type_str()),
+            )),
+        }
+    }
+
+    fn quantity(&mut self, key: &str) -> Result<Option<Quantity>, ConfigError> {
+        let path = self.key_path(key);
+        match self.take(key) {
+            None => Ok(None),
+            Some(toml::Value::Integer(i)) => Ok(Some(Quantity::Num(i as f64))),
+            Some(toml::Value::Float(f)) => Ok(Some(Quantity::Num(f))),
+            Some(toml::Value::String(s)) => Ok(Some(Quantity::Text(s))),
+            Some(other) => Err(ConfigError::new(
+                path,
+                format!(
+                    "must be a number or a string with a unit, got {}",
+                    other.type_str()
+                ),
+            )),
+        }
+    }
+
+    /// A time (> 0), with a default.
+    pub fn time(&mut self, key: &str, default: SimTime) -> Result<SimTime, ConfigError> {
+        let path = self.key_path(key);
+        match self.quantity(key)? {
+            None => Ok(default),
+            Some(q) => quantity_time(&q, &path, false),
+        }
+    }
+
+    /// A rate in bit/s, if given.
+    pub fn opt_rate(&mut self, key: &str) -> Result<Option<u64>, ConfigError> {
+        let path = self.key_path(key);
+        match self.quantity(key)? {
+            None => Ok(None),
+            Some(q) => Ok(Some(quantity_rate(&q, &path)?.bps())),
+        }
+    }
+
+    /// Refuse keys nobody read.
+    pub fn finish(&self, kind: &str) -> Result<(), ConfigError> {
+        if let Some(k) = self.map.keys().find(|k| !self.used.contains(*k)) {
+            let mut known: Vec<&str> = self.used.iter().map(|s| s.as_str()).collect();
+            known.retain(|k| *k != "kind");
+            return Err(ConfigError::new(
+                self.key_path(k),
+                format!(
+                    "is not a parameter of {kind} (its parameters: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
