@@ -1,0 +1,147 @@
+"""Type stubs for the compiled module ``satqm._core`` (crates/satqm-py/src/lib.rs).
+
+Private: use the wrappers in :mod:`satqm`. Keep in step with lib.rs. The
+``_*`` TypedDicts exist only for type checkers.
+"""
+
+from typing import TypedDict, final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class ConfigError(ValueError):
+    """A scenario that cannot be run as written; `path` names the key, `rule` the rule broken.
+
+    ``str(e)`` is ``"path: rule"``; TOML syntax errors have ``path == ""``.
+    """
+
+    path: str
+    rule: str
+
+class SimulationError(RuntimeError):
+    """A run that failed after it started."""
+
+class _ScenarioInfo(TypedDict):
+    name: str
+    seed: int
+    duration: float
+    warmup: float
+    sample_interval: float
+    flows: int
+
+def validate(text: str, seed: int | None = None, duration: float | None = None) -> _ScenarioInfo:
+    """Validate a scenario; returns a few facts about it."""
+
+class _TimeSeriesColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    link: npt.NDArray[np.uint32]
+    utilization: npt.NDArray[np.float64]
+    throughput_bps: npt.NDArray[np.float64]
+    queue_packets: npt.NDArray[np.uint32]
+    queue_bytes: npt.NDArray[np.uint64]
+    drops: npt.NDArray[np.uint64]
+    aqm_avg: npt.NDArray[np.float64]
+    aqm_prob: npt.NDArray[np.float64]
+    aqm_vq_bytes: npt.NDArray[np.float64]
+    aqm_vcap_bps: npt.NDArray[np.float64]
+    aqm_price: npt.NDArray[np.float64]
+    aqm_max_p: npt.NDArray[np.float64]
+    aqm_qdelay: npt.NDArray[np.float64]
+
+class _DropColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    link: npt.NDArray[np.uint32]
+    flow: npt.NDArray[np.uint32]
+    index: npt.NDArray[np.uint64]
+    reason: npt.NDArray[np.uint8]
+    data: npt.NDArray[np.bool_]
+    size: npt.NDArray[np.uint32]
+
+class _CwndColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    flow: npt.NDArray[np.uint32]
+    cwnd_bytes: npt.NDArray[np.float64]
+    ssthresh_bytes: npt.NDArray[np.float64]
+
+class _FlowColumns(TypedDict):
+    flow: npt.NDArray[np.uint32]
+    pair: npt.NDArray[np.uint32]
+    start_s: npt.NDArray[np.float64]
+    completion_s: npt.NDArray[np.float64]
+    bytes_delivered: npt.NDArray[np.uint64]
+    goodput_bps: npt.NDArray[np.float64]
+    segments_sent: npt.NDArray[np.uint64]
+    retransmits: npt.NDArray[np.uint64]
+    fast_retransmits: npt.NDArray[np.uint64]
+    timeouts: npt.NDArray[np.uint64]
+    ecn_reductions: npt.NDArray[np.uint64]
+    rtt_samples: npt.NDArray[np.uint64]
+    rtt_min_s: npt.NDArray[np.float64]
+    rtt_mean_s: npt.NDArray[np.float64]
+    rtt_max_s: npt.NDArray[np.float64]
+    cwnd_bytes: npt.NDArray[np.float64]
+    kind: list[str]
+
+class _PacketCounts(TypedDict):
+    created: int
+    delivered: int
+    dropped: int
+    in_flight: int
+
+class _RawResults(TypedDict):
+    links: list[str]
+    drop_reasons: list[str]
+    timeseries: _TimeSeriesColumns
+    drops: _DropColumns
+    cwnd: _CwndColumns
+    flows: _FlowColumns
+    summary: dict[str, float]
+    packets: _PacketCounts
+
+@final
+class Simulation:
+    """One run of a scenario, advanced step by step or to the end."""
+
+    def __new__(
+        cls, text: str, seed: int | None = None, duration: float | None = None
+    ) -> Simulation: ...
+    @property
+    def now(self) -> float:
+        """Current simulated time in seconds."""
+    @property
+    def end(self) -> float:
+        """End of the run in seconds."""
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def events(self) -> int: ...
+    def run_until(self, t: float) -> float:
+        """Advance to simulated time `t` seconds (at most the end). Releases
+        the GIL while simulating and raises KeyboardInterrupt on Ctrl-C."""
+    def run(self) -> float:
+        """Run to the end."""
+    def results(self) -> _RawResults:
+        """All recorded data as dicts of numpy arrays, plus the summary."""
+
+class _ReplayOut(TypedDict):
+    verdict: list[str]
+    avg: list[float]
+    prob: list[float]
+    vq_bytes: list[float]
+    vcap_bps: list[float]
+    price: list[float]
+    max_p: list[float]
+    qdelay: list[float]
+    count: list[float]
+
+def aqm_replay(
+    spec: str, trace: list[dict[str, object]], rate_bps: int, limit_bytes: int
+) -> _ReplayOut:
+    """Replay a trace of arrivals, departures and timer ticks through one AQM.
+
+    ``spec`` is the TOML of an ``[[aqm]]`` table without placement keys; see
+    docs/aqm.md for the trace format. Verdicts are ``"pass"``, ``"mark:early"``,
+    ``"mark:forced"``, ``"drop:early"``, ``"drop:forced"``, or ``"timer"``.
+    """

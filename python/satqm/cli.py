@@ -1,0 +1,296 @@
+"""The ``satqm`` command.
+
+::
+
+    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--quiet] [--no-plot]
+    satqm check SCENARIO [--seed N] [--duration S]
+    satqm --version
+
+Exit status: 0 done, 1 the run failed, 2 bad input (the scenario, a file, the
+command line), 130 interrupted. Errors are one line on stderr
+(``error: FILE: KEY: RULE``); ``--debug`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A failure to report as ``error: <message>`` with an exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ----- argument types --------------------------------------------------------
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return v
+
+
+def _seconds(text: str) -> float:
+    s = text.strip()
+    if s.endswith("s") and not s.endswith("ms"):
+        s = s[:-1].strip()
+    try:
+        return float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+
+
+# ----- shared steps ----------------------------------------------------------
+
+
+def _load(args: argparse.Namespace):  # -> satqm.Scenario
+    import satqm
+
+    path = Path(args.scenario)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory, not a scenario file") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not UTF-8 text") from None
+    except OSError as e:
+        raise CliError(f"{path}: {e.strerror or e}") from None
+    try:
+        return satqm.Scenario(text, seed=args.seed, duration=args.duration, path=path)
+    except satqm.ConfigError as e:
+        raise CliError(_config_message(path, e, args)) from e
+
+
+def _config_message(path: Path, e, args: argparse.Namespace) -> str:
+    key = getattr(e, "path", "")
+    rule = getattr(e, "rule", str(e))
+    # Blame the command-line flag for a value that came from it.
+    if key == "simulation.seed" and args.seed is not None:
+        return f"--seed {args.seed}: {rule}"
+    if key == "simulation.duration" and args.duration is not None:
+        return f"--duration {args.duration:g}: {rule}"
+    if not key:
+        return f"{path}: {e}"
+    return f"{path}: {key}: {rule}"
+
+
+def _fmt_rate(bps: float) -> str:
+    for unit, f in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if abs(bps) >= f:
+            return f"{bps / f:.3f} {unit}"
+    return f"{bps:.1f} bit/s"
+
+
+# ----- commands --------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    sc = _load(args)
+    print(
+        f"OK {sc.name}: {sc.duration:.9g} s, {sc.flows} flow{'s' if sc.flows != 1 else ''}, "
+        f"seed {sc.seed} ({args.scenario})"
+    )
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import satqm
+
+    sc = _load(args)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out}: exists and is not a directory")
+    try:  # fail now rather than after a long run
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"--out {out}: cannot create: {e.strerror or e}") from None
+    try:
+        sim = satqm.Simulation(sc)
+    except satqm.ConfigError as e:
+        raise CliError(_config_message(Path(args.scenario), e, args)) from e
+    progress: bool | Console = False
+    if not args.quiet:
+        from rich.console import Console
+
+        progress = Console(stderr=True)
+        progress.print(
+            f"running {sc.name} (seed {sc.seed}, {sc.duration:.9g} s simulated) -> {out}",
+            markup=False,
+            highlight=False,
+        )
+    try:
+        sim.run(progress=progress)
+    except KeyboardInterrupt:
+        raise CliError(
+            f"interrupted at {sim.now:.6g} s of {sim.end:.6g} s simulated; no results written",
+            EXIT_INTERRUPTED,
+        ) from None
+    except satqm.SimulationError as e:
+        raise CliError(
+            f"{args.scenario}: simulation failed at {sim.now:.6g} s: {e}", EXIT_FAILED
+        ) from e
+    res = sim.results()
+    try:
+        res.save(out, plot=not args.no_plot)
+    except OSError as e:
+        raise CliError(f"--out {out}: cannot write results: {e.strerror or e}", EXIT_FAILED) from e
+    if not args.quiet:
+        _print_summary(res, out)
+    return EXIT_OK
+
+
+def _print_summary(res, out: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    s = res.summary()
+    console = Console()
+    title = f"{res.scenario.name} · seed {res.seed} · {res.duration:.6g} s simulated"
+    t = Table(title=title, show_header=False, title_justify="left")
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+
+    def row(name: str, value: str) -> None:
+        t.add_row(name, value)
+
+    warm = res.scenario.warmup
+    row(
+        f"bottleneck utilization{f' (after {warm:g} s)' if warm else ''}",
+        f"{s['utilization_mean']:.3f} ± {s['utilization_std']:.3f}",
+    )
+    row("goodput, all flows", _fmt_rate(s["goodput_total_bps"]))
+    row("queue (packets)", f"{s['queue_mean_packets']:.1f} ± {s['queue_std_packets']:.1f}")
+    row("drops", f"{int(s['drops_total'])}")
+    row("Jain's fairness index", f"{s['jain_index']:.4f}")
+    wall = res.wall_time_s or 0.0
+    speed = f" ({s['events'] / wall / 1e6:.2f} M events/s)" if wall > 0 else ""
+    row("wall time", f"{wall:.2f} s{speed}")
+    console.print(t)
+    console.print(f"results in [bold]{out}[/bold]")
+
+
+# ----- parser ----------------------------------------------------------------
+
+
+def _add_scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    p.add_argument(
+        "--seed", type=_seed, metavar="N", help="master random seed (replaces simulation.seed)"
+    )
+    p.add_argument(
+        "--duration",
+        type=_seconds,
+        metavar="S",
+        help="simulated seconds (replaces simulation.duration)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from satqm._core import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="satqm",
+        description="Active queue management and transport research on satellite links.",
+        epilog="Exit status: 0 ok, 1 run failed, 2 bad input, 130 interrupted.",
+    )
+    parser.add_argument("--version", action="version", version=f"satqm {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    # --debug is accepted after the command too; SUPPRESS keeps the
+    # subcommand's default from overwriting the main parser's value.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
+    )
+
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser(
+        "run",
+        parents=[common],
+        help="run a scenario and save its results",
+        description="Run a scenario and write its results folder: "
+        "Parquet tables, summary.json, the scenario as run, and plot.png.",
+    )
+    _add_scenario_args(p)
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="results folder (created if needed; files in it are replaced)",
+    )
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar and no summary; errors only"
+    )
+    p.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "check",
+        parents=[common],
+        help="validate a scenario without running it",
+        description="Validate a scenario file (and any --seed/--duration) without running it.",
+    )
+    _add_scenario_args(p)
+    p.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``satqm`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except CliError as e:
+        _report(args, e, str(e))
+        return e.status
+    except KeyboardInterrupt:
+        _report(args, None, "interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAILED
+    except Exception as e:  # a bug: say so, briefly
+        _report(args, e, f"internal error: {type(e).__name__}: {e}")
+        return EXIT_FAILED
+    except BaseException as e:  # pyo3 PanicException derives from BaseException
+        if isinstance(e, SystemExit):
+            raise
+        _report(args, e, f"internal error: {type(e).__name__}: {e}")
+        return EXIT_FAILED
+
+
+def _report(args: argparse.Namespace, exc: BaseException | None, message: str) -> None:
+    debug = getattr(args, "debug", False)
+    if debug and exc is not None:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    print(f"satqm: error: {message}", file=sys.stderr)
+    if not debug and message.startswith("internal error"):
+        print("satqm: this is a bug; run again with --debug for the traceback", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,479 @@
+"""The results of one run as pandas DataFrames, and their files on disk.
+
+A run's folder (:meth:`Results.save`) holds everything needed to check it and
+to run it again:
+
+==================  =========================================================
+``scenario.toml``   the scenario text that ran, headed by a comment giving the
+                    seed and duration used and the command to run it again
+``summary.json``    summary figures, seed, duration, satqm version, link and
+                    drop-reason names, packet counts
+``timeseries.parquet``  one row per monitored link per sample
+``drops.parquet``   one row per dropped or ECN-marked packet (``reason``)
+``flows.parquet``   one row per flow
+``cwnd.parquet``    congestion window samples of the traced flows
+``plot.png``        utilization and queue of the bottleneck link
+``run.json``        wall-clock facts (time taken, when, where)
+==================  =========================================================
+
+Everything but ``run.json`` and ``plot.png`` is byte-for-byte the same for
+the same scenario, seed and software versions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import secrets
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from satqm import _core
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from satqm.scenario import Scenario
+
+__all__ = ["Results"]
+
+#: Files written by :meth:`Results.save` that are identical for identical runs.
+DETERMINISTIC_FILES = (
+    "scenario.toml",
+    "summary.json",
+    "timeseries.parquet",
+    "drops.parquet",
+    "flows.parquet",
+    "cwnd.parquet",
+)
+
+_TABLES = ("timeseries", "drops", "flows", "cwnd")
+
+# Column order and dtype of each table (categoricals are set separately).
+_INT = "int64"
+_F = "float64"
+_SCHEMAS: dict[str, dict[str, str]] = {
+    "timeseries": {
+        "time_s": _F,
+        "link": "category",
+        "utilization": _F,
+        "throughput_bps": _F,
+        "queue_packets": _INT,
+        "queue_bytes": _INT,
+        "drops": _INT,
+        "aqm_avg": _F,
+        "aqm_prob": _F,
+        "aqm_vq_bytes": _F,
+        "aqm_vcap_bps": _F,
+        "aqm_price": _F,
+        "aqm_max_p": _F,
+        "aqm_qdelay": _F,
+    },
+    "drops": {
+        "time_s": _F,
+        "link": "category",
+        "flow": _INT,
+        "index": _INT,
+        "reason": "category",
+        "data": "bool",
+        "size": _INT,
+    },
+    "flows": {
+        "flow": _INT,
+        "pair": _INT,
+        "kind": "category",
+        "start_s": _F,
+        "completion_s": _F,
+        "bytes_delivered": _INT,
+        "goodput_bps": _F,
+        "segments_sent": _INT,
+        "retransmits": _INT,
+        "fast_retransmits": _INT,
+        "timeouts": _INT,
+        "ecn_reductions": _INT,
+        "rtt_samples": _INT,
+        "rtt_min_s": _F,
+        "rtt_mean_s": _F,
+        "rtt_max_s": _F,
+        "cwnd_bytes": _F,
+    },
+    "cwnd": {
+        "time_s": _F,
+        "flow": _INT,
+        "cwnd_bytes": _F,
+        "ssthresh_bytes": _F,
+    },
+}
+
+
+# numpy and pandas are imported where used, so that `satqm --help` and
+# `satqm check` start quickly.
+
+
+def _seconds(ns: Any) -> np.ndarray:
+    import numpy as np
+
+    # Division (not multiplication by 1e-9) is correctly rounded: 120 s stays 120.0.
+    return np.asarray(ns, dtype=np.uint64).astype(np.float64) / 1e9
+
+
+def _codes(name: str, values: Any, categories: list[str]) -> pd.Categorical:
+    import numpy as np
+    import pandas as pd
+
+    codes = np.asarray(values).astype(np.int64)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(categories)):
+        raise _core.SimulationError(f"results: {name} code out of range")
+    return pd.Categorical.from_codes(codes, categories=categories)
+
+
+def _frame(table: str, cols: Mapping[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
+    schema = _SCHEMAS[table]
+    df = pd.DataFrame({k: cols[k] for k in schema})
+    for k, dtype in schema.items():
+        if dtype != "category":
+            df[k] = df[k].astype(dtype)
+    return df
+
+
+def _json_value(v: Any) -> Any:
+    """Plain JSON: NaN and infinities become null; numpy scalars become Python."""
+    if isinstance(v, Mapping):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if type(v).__module__ == "numpy" and hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    return v
+
+
+def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Write ``path`` through a temporary file in the same folder, then rename."""
+    # Not mkstemp: its files are mode 0600, while results are meant to be shared.
+    tmp_path = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        write(tmp_path)
+        os.replace(tmp_path, path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+
+
+def _write_text(path: Path, text: str) -> None:
+    _atomic_write(path, lambda p: p.write_text(text, encoding="utf-8", newline="\n"))
+
+
+def _write_parquet(path: Path, df: pd.DataFrame) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    # No statistics timestamps or writer clocks are involved: the bytes depend
+    # only on the data and the pyarrow/pandas versions.
+    _atomic_write(path, lambda p: pq.write_table(table, p, compression="zstd"))
+
+
+_HEADER_START = "# Run by satqm "
+_HEADER_LINES = 2
+
+
+def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
+    lines = [
+        f"{_HEADER_START}{_core.__version__} with seed = {seed}, duration = {duration:.9g} s.",
+    ]
+    ov = scenario.overrides
+    if ov:
+        flags = []
+        if "seed" in ov:
+            flags.append(f"--seed {ov['seed']}")
+        if "duration" in ov:
+            flags.append(f"--duration {ov['duration']!r}")
+        lines.append(
+            "# (overriding the text below); to run it again: satqm run scenario.toml "
+            f"{' '.join(flags)} --out DIR"
+        )
+    else:
+        lines.append("# To run it again: satqm run scenario.toml --out DIR")
+    assert len(lines) == _HEADER_LINES
+    return "\n".join(lines) + "\n"
+
+
+def _strip_header(text: str) -> str:
+    """The scenario text as it ran, without the header :meth:`Results.save` adds."""
+    if text.startswith(_HEADER_START):
+        return text.split("\n", _HEADER_LINES)[-1]
+    return text
+
+
+class Results:
+    """The data of one run.
+
+    Attributes
+    ----------
+    timeseries : pandas.DataFrame
+        One row per monitored link per sample: ``time_s``, ``link``
+        (categorical of link names), ``utilization`` (fraction of the sample
+        interval the link was busy, in [0, 1]), ``throughput_bps``,
+        ``queue_packets``, ``queue_bytes``, ``drops`` (in the interval), and the
+        internals of the AQM acting at the link (NaN where none or not
+        applicable): ``aqm_avg`` (RED's average), ``aqm_prob`` (marking
+        probability), ``aqm_vq_bytes`` (virtual queue), ``aqm_vcap_bps``
+        (virtual capacity), ``aqm_price`` (REM), ``aqm_max_p`` (Adaptive
+        RED), ``aqm_qdelay`` (PIE/CoDel queueing delay, s).
+    drops : pandas.DataFrame
+        One row per dropped packet: ``time_s``, ``link``, ``flow``, ``index``
+        (position among the packets that arrived at that link), ``reason``
+        (categorical, e.g. ``overflow``, ``erasure``), ``data`` (False for
+        ACKs and handshake packets), ``size`` (bytes on the wire).
+    flows : pandas.DataFrame
+        One row per flow: ids, ``kind``, start and completion (NaN if not
+        completed) in seconds, bytes delivered, goodput over the measurement
+        window, TCP counters and RTT statistics, final ``cwnd_bytes``.
+    cwnd : pandas.DataFrame
+        Samples of the traced flows' ``cwnd_bytes`` and ``ssthresh_bytes``.
+    packets : dict
+        ``created``, ``delivered``, ``dropped``, ``in_flight`` packet counts.
+    scenario : Scenario
+        What ran, with its overrides.
+    seed : int
+    wall_time_s : float or None
+        Wall-clock seconds the run took (None if not recorded).
+    links, drop_reasons : list of str
+        Link names (by link id) and drop-reason names (by code).
+    """
+
+    def __init__(
+        self,
+        *,
+        scenario: Scenario,
+        timeseries: pd.DataFrame,
+        drops: pd.DataFrame,
+        flows: pd.DataFrame,
+        cwnd: pd.DataFrame,
+        summary: Mapping[str, float],
+        packets: Mapping[str, int],
+        links: list[str],
+        drop_reasons: list[str],
+        wall_time_s: float | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.timeseries = timeseries
+        self.drops = drops
+        self.flows = flows
+        self.cwnd = cwnd
+        self._summary = dict(summary)
+        self.packets = dict(packets)
+        self.links = list(links)
+        self.drop_reasons = list(drop_reasons)
+        self.wall_time_s = wall_time_s
+
+    # ----- construction ------------------------------------------------------
+
+    @classmethod
+    def _from_core(cls, raw: Mapping[str, Any], scenario: Scenario, wall: float) -> Results:
+        links = [str(x) for x in raw["links"]]
+        reasons = [str(x) for x in raw["drop_reasons"]]
+
+        ts = dict(raw["timeseries"])
+        ts["time_s"] = _seconds(ts["time_ns"])
+        ts["link"] = _codes("link", ts["link"], links)
+
+        dr = dict(raw["drops"])
+        dr["time_s"] = _seconds(dr["time_ns"])
+        dr["link"] = _codes("link", dr["link"], links)
+        dr["reason"] = _codes("reason", dr["reason"], reasons)
+
+        cw = dict(raw["cwnd"])
+        cw["time_s"] = _seconds(cw["time_ns"])
+
+        import pandas as pd
+
+        fl = dict(raw["flows"])
+        kinds = [str(k) for k in fl["kind"]]
+        fl["kind"] = pd.Categorical(kinds, categories=sorted(set(kinds)))
+
+        return cls(
+            scenario=scenario,
+            timeseries=_frame("timeseries", ts),
+            drops=_frame("drops", dr),
+            flows=_frame("flows", fl),
+            cwnd=_frame("cwnd", cw),
+            summary={str(k): float(v) for k, v in raw["summary"].items()},
+            packets={str(k): int(v) for k, v in raw["packets"].items()},
+            links=links,
+            drop_reasons=reasons,
+            wall_time_s=wall,
+        )
+
+    # ----- looking -----------------------------------------------------------
+
+    @property
+    def seed(self) -> int:
+        return self.scenario.seed
+
+    @property
+    def duration(self) -> float:
+        """Simulated seconds covered by the data."""
+        return float(self._summary.get("duration_s", self.scenario.duration))
+
+    @property
+    def bottleneck(self) -> str:
+        """Name of the link the summary describes."""
+        return "bottleneck" if "bottleneck" in self.links else self.links[0]
+
+    def summary(self) -> dict[str, float]:
+        """Run-level figures for the bottleneck over the measurement window
+        (after warm-up): ``utilization_mean``, ``goodput_total_bps``,
+        ``jain_index``, ``queue_mean_packets``, ``drops_total``, …
+        (a copy; change it freely)."""
+        return dict(self._summary)
+
+    def link(self, name: str | None = None) -> pd.DataFrame:
+        """The time series of one link (default: the bottleneck), indexed by
+        ``time_s``."""
+        name = self.bottleneck if name is None else name
+        if name not in self.links:
+            raise KeyError(f"no link named {name!r} (links: {', '.join(self.links)})")
+        ts = self.timeseries
+        out = ts[ts["link"] == name].drop(columns="link").set_index("time_s")
+        if out.empty and name in self.links:
+            raise KeyError(f"link {name!r} is not monitored")
+        return out
+
+    def plot(self, link: str | None = None) -> Figure:
+        """Utilization and queue length of ``link`` (default: the bottleneck)
+        against time, as a matplotlib Figure (no pyplot state involved)."""
+        from satqm.plots import plot_link
+
+        return plot_link(self, link)
+
+    def __repr__(self) -> str:
+        s = self._summary
+        return (
+            f"<Results {self.scenario.name!r} seed={self.seed} "
+            f"duration={self.duration:.6g} s flows={len(self.flows)} "
+            f"utilization={s.get('utilization_mean', float('nan')):.3f} "
+            f"drops={int(s.get('drops_total', 0))}>"
+        )
+
+    # ----- files -------------------------------------------------------------
+
+    def _summary_document(self) -> dict[str, Any]:
+        sc = self.scenario
+        ov: dict[str, Any] = {}
+        if "seed" in sc.overrides:
+            ov["seed"] = sc.overrides["seed"]
+        if "duration" in sc.overrides:
+            ov["duration_s"] = sc.overrides["duration"]
+        return _json_value(
+            {
+                "satqm_version": _core.__version__,
+                "scenario": sc.name,
+                "seed": self.seed,
+                "duration_s": self.duration,
+                "overrides": ov,
+                "links": self.links,
+                "drop_reasons": self.drop_reasons,
+                "packets": self.packets,
+                "summary": self._summary,
+            }
+        )
+
+    def save(self, directory: str | os.PathLike[str], *, plot: bool = True) -> Path:
+        """Write the run's folder (see the module doc) and return its path.
+
+        The folder is created if needed; files already in it are replaced,
+        each one atomically (written under a temporary name, then renamed).
+        With ``plot=False`` no ``plot.png`` is drawn (and a stale one from an
+        earlier run in the same folder is removed).
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        sc = self.scenario
+        _write_text(
+            out / "scenario.toml",
+            _scenario_header(sc, self.seed, sc.duration) + sc.text,
+        )
+        for name in _TABLES:
+            _write_parquet(out / f"{name}.parquet", getattr(self, name))
+        doc = json.dumps(self._summary_document(), indent=2, allow_nan=False)
+        _write_text(out / "summary.json", doc + "\n")
+        run_doc = {
+            "satqm_version": _core.__version__,
+            "wall_time_s": self.wall_time_s,
+            "events": self._summary.get("events"),
+            "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        }
+        _write_text(out / "run.json", json.dumps(_json_value(run_doc), indent=2) + "\n")
+        if plot:
+            from satqm.plots import save_figure
+
+            fig = self.plot()
+            _atomic_write(out / "plot.png", lambda p: save_figure(fig, p))
+        else:
+            (out / "plot.png").unlink(missing_ok=True)
+        return out
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Results:
+        """Read a folder written by :meth:`save`."""
+        import pandas as pd
+
+        from satqm.scenario import Scenario
+
+        d = Path(directory)
+        doc = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+        ov = doc.get("overrides", {})
+        text = _strip_header((d / "scenario.toml").read_text(encoding="utf-8"))
+        scenario = Scenario(
+            text,
+            seed=ov.get("seed"),
+            duration=ov.get("duration_s"),
+            path=d / "scenario.toml",
+        )
+        links = list(doc["links"])
+        reasons = list(doc["drop_reasons"])
+        frames = {}
+        for name in _TABLES:
+            df = pd.read_parquet(d / f"{name}.parquet")
+            schema = _SCHEMAS[name]
+            df = df[list(schema)]
+            for k, dtype in schema.items():
+                if dtype != "category":
+                    df[k] = df[k].astype(dtype)
+            frames[name] = df
+        # Reapply the full category lists (Parquet keeps only those present).
+        for name in ("timeseries", "drops"):
+            f = frames[name]
+            f["link"] = pd.Categorical(f["link"].astype(object), categories=links)
+        frames["drops"]["reason"] = pd.Categorical(
+            frames["drops"]["reason"].astype(object), categories=reasons
+        )
+        kinds = frames["flows"]["kind"].astype(object)
+        frames["flows"]["kind"] = pd.Categorical(kinds, categories=sorted(set(kinds)))
+        summary = {k: (math.nan if v is None else float(v)) for k, v in doc["summary"].items()}
+        wall = None
+        run_json = d / "run.json"
+        if run_json.exists():
+            wall = json.loads(run_json.read_text(encoding="utf-8")).get("wall_time_s")
+        return cls(
+            scenario=scenario,
+            summary=summary,
+            packets={k: int(v) for k, v in doc["packets"].items()},
+            links=links,
+            drop_reasons=reasons,
+            wall_time_s=wall,
+            **frames,
+        )

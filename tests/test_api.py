@@ -1,0 +1,388 @@
+"""The public Python API: load, run, step, look at results, save and load them."""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+
+import numpy as np
+import pandas as pd
+import pandas.testing as pdt
+import pytest
+import satqm
+from conftest import TINY
+from satqm import _core
+
+SHORT = 20.0  # seconds simulated in the example runs
+
+
+@pytest.fixture(scope="module")
+def droptail(droptail_path) -> satqm.Results:
+    return satqm.run(droptail_path, duration=SHORT)
+
+
+# ----- scenarios ---------------------------------------------------------------
+
+
+def test_load_example(droptail_path):
+    sc = satqm.load(droptail_path)
+    assert isinstance(sc, satqm.Scenario)
+    assert sc.name == "dumbbell-droptail"
+    assert sc.seed == 1
+    assert sc.duration == pytest.approx(120.0)
+    assert sc.flows == 3
+    assert sc.sample_interval == pytest.approx(0.1)
+    assert sc.warmup == 0.0
+    assert sc.path == droptail_path
+    assert sc.text == droptail_path.read_text(encoding="utf-8")
+    assert sc.data["topology"]["pairs"] == 3
+    assert sc.overrides == {}
+    assert "dumbbell-droptail" in repr(sc)
+
+
+def test_from_toml_and_overrides():
+    sc = satqm.Scenario.from_toml(TINY)
+    assert (sc.name, sc.seed, sc.duration, sc.flows) == ("tiny", 1, 3.0, 2)
+    o = sc.with_overrides(seed=7)
+    assert (o.seed, o.duration) == (7, 3.0)
+    o2 = o.with_overrides(duration=1.5)
+    assert (o2.seed, o2.duration) == (7, 1.5)
+    assert o2.overrides == {"seed": 7, "duration": 1.5}
+    assert o2.text == sc.text  # the text is never rewritten
+    assert sc.with_overrides() is sc
+    assert satqm.Scenario.from_toml(TINY, seed=7) == o
+    assert satqm.Scenario.from_toml(TINY) != o
+
+
+def test_bad_override_is_config_error():
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(TINY, duration=-1)
+    assert e.value.path == "simulation.duration"
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(TINY, seed=-3)
+    assert (e.value.path, e.value.rule) == ("simulation.seed", "must be >= 0")
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(TINY, seed=2**64)
+    assert e.value.path == "simulation.seed"
+    with pytest.raises(satqm.ConfigError):
+        satqm.Scenario.from_toml(TINY, seed=1.5)  # type: ignore[arg-type]
+
+
+def test_config_error_shape_and_pickle():
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(TINY.replace('rate = "10 Mbps"', "rate = 0"))
+    err = e.value
+    assert isinstance(err, ValueError)
+    assert err.path == "topology.bottleneck.rate"
+    assert err.rule == "must be > 0"
+    assert str(err) == "topology.bottleneck.rate: must be > 0"
+    # Sweeps run in worker processes: the error must survive pickling.
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is satqm.ConfigError
+    assert (back.path, back.rule) == (err.path, err.rule)
+
+
+def test_missing_file_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        satqm.load(tmp_path / "nope.toml")
+
+
+def test_public_names():
+    assert satqm.__version__ == _core.__version__
+    assert issubclass(satqm.ConfigError, ValueError)
+    assert issubclass(satqm.SimulationError, RuntimeError)
+    for name in satqm.__all__:
+        assert hasattr(satqm, name)
+
+
+# ----- results -----------------------------------------------------------------
+
+
+def test_timeseries_columns_and_dtypes(droptail):
+    ts = droptail.timeseries
+    assert list(ts.columns) == [
+        "time_s",
+        "link",
+        "utilization",
+        "throughput_bps",
+        "queue_packets",
+        "queue_bytes",
+        "drops",
+        "aqm_avg",
+        "aqm_prob",
+        "aqm_vq_bytes",
+        "aqm_vcap_bps",
+        "aqm_price",
+        "aqm_max_p",
+        "aqm_qdelay",
+    ]
+    assert ts["time_s"].dtype == np.float64
+    assert isinstance(ts["link"].dtype, pd.CategoricalDtype)
+    assert list(ts["link"].cat.categories) == droptail.links
+    for c in ("queue_packets", "queue_bytes", "drops"):
+        assert ts[c].dtype == np.int64
+    assert len(ts) > 0
+    # one row per monitored link per sample, every 100 ms up to the end
+    b = droptail.link()
+    assert b.index[0] == pytest.approx(0.1)
+    assert b.index[-1] == pytest.approx(SHORT)
+    assert len(b) == round(SHORT / 0.1)
+    assert np.all(np.diff(b.index.to_numpy()) > 0)
+
+
+def test_utilization_in_unit_interval(droptail):
+    u = droptail.timeseries["utilization"]
+    assert u.between(0.0, 1.0 + 1e-12).all()
+    s = droptail.summary()
+    assert 0.0 <= s["utilization_mean"] <= 1.0
+    assert 0.0 < s["jain_index"] <= 1.0 + 1e-12
+
+
+def test_drops_frame(droptail):
+    d = droptail.drops
+    assert list(d.columns) == ["time_s", "link", "flow", "index", "reason", "data", "size"]
+    assert isinstance(d["link"].dtype, pd.CategoricalDtype)
+    assert isinstance(d["reason"].dtype, pd.CategoricalDtype)
+    assert list(d["reason"].cat.categories) == droptail.drop_reasons
+    assert "overflow" in droptail.drop_reasons
+    assert d["data"].dtype == bool
+    assert len(d) > 0, "an 800-packet buffer overflows in slow start"
+    assert set(d["reason"]) <= set(droptail.drop_reasons)
+    assert (d["size"] > 0).all()
+    assert d["time_s"].is_monotonic_increasing
+    assert len(d) == droptail.packets["dropped"]
+    assert droptail.summary()["drops_total"] == len(d)
+
+
+def test_flows_and_cwnd_frames(droptail):
+    f = droptail.flows
+    assert len(f) == 3
+    assert list(f["flow"]) == [0, 1, 2]
+    for c in ("flow", "pair", "bytes_delivered", "segments_sent", "retransmits", "timeouts"):
+        assert f[c].dtype == np.int64
+    assert set(f["kind"]) == {"bulk"}
+    assert (f["bytes_delivered"] > 0).all()
+    assert f["goodput_bps"].sum() == pytest.approx(droptail.summary()["goodput_total_bps"])
+    assert f["completion_s"].isna().all()  # unlimited transfers never complete
+
+    c = droptail.cwnd
+    assert list(c.columns) == ["time_s", "flow", "cwnd_bytes", "ssthresh_bytes"]
+    assert set(c["flow"]) == {0}  # trace_cwnd = [0]
+    assert (c["cwnd_bytes"] > 0).all()
+
+
+def test_summary_keys_and_copy(droptail):
+    s = droptail.summary()
+    for k in (
+        "utilization_mean",
+        "utilization_std",
+        "throughput_mean_bps",
+        "queue_mean_packets",
+        "queue_std_packets",
+        "drops_total",
+        "goodput_total_bps",
+        "jain_index",
+        "bottleneck_packets",
+        "events",
+    ):
+        assert k in s, k
+        assert isinstance(s[k], float)
+    s["utilization_mean"] = -1.0
+    assert droptail.summary()["utilization_mean"] != -1.0
+    assert droptail.seed == 1
+    assert droptail.scenario.name == "dumbbell-droptail"
+    assert droptail.wall_time_s is not None and droptail.wall_time_s > 0
+    assert droptail.duration == SHORT
+
+
+def test_packet_conservation(droptail):
+    p = droptail.packets
+    assert set(p) == {"created", "delivered", "dropped", "in_flight"}
+    assert p["created"] > 0
+    assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"]
+
+
+def test_conservation_in_every_step():
+    sim = satqm.Simulation(satqm.Scenario.from_toml(TINY))
+    while not sim.finished:
+        sim.run_until(sim.now + 0.25)
+        p = sim.results().packets
+        assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"]
+
+
+def test_link_helper(droptail):
+    b = droptail.link("bottleneck")
+    assert b.index.name == "time_s"
+    assert "link" not in b.columns
+    with pytest.raises(KeyError, match="no link"):
+        droptail.link("nowhere")
+
+
+# ----- stepping ----------------------------------------------------------------
+
+
+def _assert_same(a: satqm.Results, b: satqm.Results) -> None:
+    for name in ("timeseries", "drops", "flows", "cwnd"):
+        pdt.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
+    assert a.summary() == b.summary() or _nan_equal(a.summary(), b.summary())
+    assert a.packets == b.packets
+    assert a.links == b.links
+
+
+def _nan_equal(x: dict, y: dict) -> bool:
+    return x.keys() == y.keys() and all(
+        (x[k] == y[k]) or (x[k] != x[k] and y[k] != y[k]) for k in x
+    )
+
+
+def test_stepwise_equals_run(droptail_path):
+    whole = satqm.run(droptail_path, duration=SHORT)
+    sim = satqm.Simulation(droptail_path, duration=SHORT)
+    assert (sim.now, sim.end, sim.finished) == (0.0, SHORT, False)
+    # uneven steps, including ones that land exactly on sample times
+    t = 0.0
+    for step in (0.05, 0.1, 0.333, 1.0, 0.1, 2.7):
+        t += step
+        assert sim.run_until(t) == pytest.approx(t)
+        assert sim.now == pytest.approx(t)
+    while not sim.finished:
+        sim.run_until(sim.now + 1.7)
+    assert sim.now == pytest.approx(SHORT)
+    assert sim.run_until(SHORT + 100) == pytest.approx(SHORT)  # clamped to the end
+    stepped = sim.results()
+    _assert_same(whole, stepped)
+    assert stepped.summary()["events"] == sim.events
+
+
+def test_run_until_rejects_bad_times():
+    sim = satqm.Simulation(satqm.Scenario.from_toml(TINY))
+    for t in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError):
+            sim.run_until(t)
+
+
+def test_results_mid_run_then_continue():
+    sim = satqm.Simulation(satqm.Scenario.from_toml(TINY))
+    sim.run_until(1.0)
+    mid = sim.results()
+    assert mid.timeseries["time_s"].max() == pytest.approx(1.0)
+    sim.run()
+    assert sim.finished
+    assert len(sim.results().timeseries) > len(mid.timeseries)
+
+
+def test_progress_bar_writes_to_console():
+    from rich.console import Console
+
+    buf = io.StringIO()
+    res = satqm.run(satqm.Scenario.from_toml(TINY), progress=Console(file=buf, width=120))
+    assert "tiny" in buf.getvalue()
+    _assert_same(res, satqm.run(satqm.Scenario.from_toml(TINY)))
+
+
+def test_run_accepts_scenario_and_path(droptail_path):
+    a = satqm.run(satqm.load(droptail_path), seed=5, duration=5)
+    b = satqm.run(str(droptail_path), seed=5, duration=5)
+    assert a.seed == b.seed == 5
+    _assert_same(a, b)
+    with pytest.raises(TypeError):
+        satqm.run(42)  # type: ignore[arg-type]
+
+
+# ----- files -------------------------------------------------------------------
+
+
+def test_save_load_round_trip(droptail, tmp_path):
+    out = droptail.save(tmp_path / "run", plot=True)
+    names = {p.name for p in out.iterdir()}
+    assert names == {
+        "timeseries.parquet",
+        "drops.parquet",
+        "flows.parquet",
+        "cwnd.parquet",
+        "summary.json",
+        "run.json",
+        "scenario.toml",
+        "plot.png",
+    }
+    assert not [n for n in names if n.endswith(".tmp")]
+    assert (out / "plot.png").read_bytes().startswith(b"\x89PNG")
+
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["seed"] == 1
+    assert doc["scenario"] == "dumbbell-droptail"
+    assert doc["satqm_version"] == satqm.__version__
+    assert doc["summary"]["utilization_mean"] == droptail.summary()["utilization_mean"]
+    assert "wall_time_s" not in json.dumps(doc)
+    assert json.loads((out / "run.json").read_text())["wall_time_s"] > 0
+
+    text = (out / "scenario.toml").read_text()
+    assert text.endswith(droptail.scenario.text)
+    assert "seed = 1" in text.splitlines()[0] and "duration = 20 s" in text.splitlines()[0]
+
+    back = satqm.Results.load(out)
+    _assert_same(droptail, back)
+    assert back.scenario == droptail.scenario
+    assert back.scenario.duration == SHORT
+    assert back.seed == droptail.seed
+    assert back.wall_time_s == pytest.approx(droptail.wall_time_s)
+    # saving what was loaded writes the same files
+    again = back.save(tmp_path / "again", plot=False)
+    for name in satqm.results.DETERMINISTIC_FILES:
+        assert (again / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_saved_scenario_runs_again(droptail, tmp_path):
+    out = droptail.save(tmp_path / "r", plot=False)
+    assert not (out / "plot.png").exists()
+    rerun = satqm.run(satqm.load(out / "scenario.toml"), duration=SHORT)
+    _assert_same(droptail, rerun)
+
+
+def test_round_trip_with_no_drops_and_no_cwnd(tmp_path):
+    text = TINY.replace("buffer = 20", "buffer = 100000").replace("trace_cwnd = [0, 1]\n", "")
+    res = satqm.run(satqm.Scenario.from_toml(text), duration=0.5)
+    assert len(res.drops) == 0 and len(res.cwnd) == 0
+    back = satqm.Results.load(res.save(tmp_path / "r", plot=False))
+    _assert_same(res, back)
+    assert list(back.drops["reason"].cat.categories) == res.drop_reasons
+
+
+def test_plot_figure(droptail):
+    fig = droptail.plot()
+    axes = fig.get_axes()
+    assert len(axes) == 2
+    assert "utilization" in axes[0].get_ylabel() and "%" in axes[0].get_ylabel()
+    assert "packets" in axes[1].get_ylabel()
+    assert "(s)" in axes[1].get_xlabel()
+
+
+def test_bom_is_tolerated(tmp_path):
+    p = tmp_path / "bom.toml"
+    p.write_bytes(b"\xef\xbb\xbf" + TINY.encode())
+    assert satqm.load(p).name == "tiny"
+
+
+def test_stub_matches_compiled_module():
+    """_core.pyi lists exactly what the compiled module provides."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(_core.__file__).with_name("_core.pyi").read_text())
+    top: set[str] = set()
+    sim_members: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            top.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            top.add(node.target.id)
+        if isinstance(node, ast.ClassDef) and node.name == "Simulation":
+            sim_members = {n.name for n in node.body if isinstance(n, ast.FunctionDef)} - {
+                "__new__"
+            }
+    public = {n for n in top if not n.startswith("_") or n == "__version__"}
+    runtime = {n for n in dir(_core) if not n.startswith("_") or n == "__version__"}
+    assert public == runtime
+    runtime_sim = {n for n in dir(_core.Simulation) if not n.startswith("_")}
+    assert sim_members == runtime_sim

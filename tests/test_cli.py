@@ -1,0 +1,232 @@
+"""The `satqm` command, run as a separate process as users run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import satqm
+from conftest import TINY
+from satqm import cli
+
+
+def satqm_cmd(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "satqm.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def tiny_file(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY)
+    return p
+
+
+def test_run_writes_results(droptail_path, tmp_path):
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(droptail_path), "--out", str(out), "--duration", "10", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    for name in (
+        "timeseries.parquet",
+        "drops.parquet",
+        "flows.parquet",
+        "cwnd.parquet",
+        "summary.json",
+        "run.json",
+        "scenario.toml",
+        "plot.png",
+    ):
+        assert (out / name).is_file(), name
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["seed"] == 3
+    assert doc["duration_s"] == 10.0
+    assert doc["overrides"] == {"seed": 3, "duration_s": 10.0}
+    assert 0.0 <= doc["summary"]["utilization_mean"] <= 1.0
+    # the summary table and where the results went
+    assert "Jain" in r.stdout
+    assert str(out) in r.stdout.replace("\n", "")
+    assert "Traceback" not in r.stderr
+    # and the folder reads back
+    res = satqm.Results.load(out)
+    assert res.seed == 3 and res.duration == 10.0
+
+
+def test_run_quiet_prints_nothing(tiny_file, tmp_path):
+    r = satqm_cmd("run", str(tiny_file), "--out", str(tmp_path / "o"), "--quiet", "--no-plot")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""
+    assert (tmp_path / "o" / "summary.json").is_file()
+    assert not (tmp_path / "o" / "plot.png").exists()
+
+
+def test_check_ok(droptail_path):
+    r = satqm_cmd("check", str(droptail_path))
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.strip()
+    assert "\n" not in line
+    assert line.startswith("OK dumbbell-droptail")
+    assert "120 s" in line and "3 flows" in line
+
+
+def test_check_overrides(droptail_path):
+    r = satqm_cmd("check", str(droptail_path), "--duration", "7.5", "--seed", "9")
+    assert r.returncode == 0, r.stderr
+    assert "7.5 s" in r.stdout and "seed 9" in r.stdout
+
+
+def test_check_bad_value(tiny_file):
+    tiny_file.write_text(TINY.replace('rate = "10 Mbps"', 'rate = "-10 Mbps"'))
+    r = satqm_cmd("check", str(tiny_file))
+    assert r.returncode == 2
+    assert "error: " in r.stderr
+    assert "topology.bottleneck.rate: must be > 0" in r.stderr
+    assert str(tiny_file) in r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stdout == ""
+
+
+def test_run_bad_value_exits_2_and_writes_nothing(tiny_file, tmp_path):
+    tiny_file.write_text(TINY.replace("[tcp]", "[tcp]\nbogus = 1"))
+    out = tmp_path / "o"
+    r = satqm_cmd("run", str(tiny_file), "--out", str(out))
+    assert r.returncode == 2
+    assert "tcp.bogus: unknown field" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_unwritable_out_fails_before_running(tiny_file, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = satqm_cmd("run", str(tiny_file), "--out", str(blocker / "sub"), "--quiet")
+    assert r.returncode == 2
+    assert "cannot create" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_invalid_toml(tiny_file):
+    tiny_file.write_text("[simulation\n")
+    r = satqm_cmd("check", str(tiny_file))
+    assert r.returncode == 2
+    assert "invalid TOML" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_file(tmp_path):
+    r = satqm_cmd("check", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2
+    assert "nope.toml: no such file" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_flags_name_the_flag(tiny_file):
+    r = satqm_cmd("check", str(tiny_file), "--duration", "-1")
+    assert r.returncode == 2
+    assert "--duration -1: must be > 0" in r.stderr
+    r = satqm_cmd("check", str(tiny_file), "--duration", "nan")
+    assert r.returncode == 2 and "--duration" in r.stderr
+    r = satqm_cmd("check", str(tiny_file), "--seed", "x")
+    assert r.returncode == 2 and "--seed" in r.stderr
+
+
+def test_debug_shows_traceback(tiny_file):
+    tiny_file.write_text(TINY.replace("pairs = 2", "pairs = 0"))
+    r = satqm_cmd("--debug", "check", str(tiny_file))
+    assert r.returncode == 2
+    assert "Traceback" in r.stderr
+    assert "topology.pairs: must be between" in r.stderr
+    r = satqm_cmd("check", str(tiny_file), "--debug")  # after the command too
+    assert r.returncode == 2 and "Traceback" in r.stderr
+
+
+def test_version():
+    r = satqm_cmd("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"satqm {satqm.__version__}"
+
+
+@pytest.mark.parametrize("args", [[], ["run"], ["check"]])
+def test_help(args):
+    r = satqm_cmd(*args, "--help")
+    assert r.returncode == 0
+    assert r.stdout.startswith("usage: satqm")
+
+
+def test_no_command_is_usage_error():
+    r = satqm_cmd()
+    assert r.returncode == 2
+    assert "usage:" in r.stderr
+
+
+def test_out_is_a_file(tiny_file, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("")
+    r = satqm_cmd("run", str(tiny_file), "--out", str(f), "--quiet")
+    assert r.returncode == 2
+    assert "not a directory" in r.stderr
+
+
+def test_ctrl_c_exits_130(droptail_path, tmp_path):
+    # Long enough to still be running when interrupted (about 10 s of work).
+    out = tmp_path / "o"
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "satqm.cli",
+            "run",
+            str(droptail_path),
+            "--out",
+            str(out),
+            "--duration",
+            "100000",
+            "--no-plot",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stderr is not None
+        first = p.stderr.readline()  # printed once the run has started
+        assert first.startswith("running dumbbell-droptail"), first
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert "interrupted at" in err
+    assert "Traceback" not in err
+    assert not (out / "summary.json").exists()
+
+
+def test_main_in_process(tiny_file, tmp_path, capsys):
+    assert cli.main(["check", str(tiny_file)]) == 0
+    assert capsys.readouterr().out.startswith("OK tiny")
+    assert cli.main(["run", str(tiny_file), "--out", str(tmp_path / "o"), "-q", "--no-plot"]) == 0
+    assert cli.main(["check", str(tmp_path / "missing.toml")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.name == "nt", reason="console script layout differs")
+def test_console_script_if_installed(tiny_file):
+    exe = Path(sys.executable).with_name("satqm")
+    if not exe.exists():
+        pytest.skip("satqm console script not installed next to this Python")
+    r = subprocess.run(
+        [str(exe), "check", str(tiny_file)], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("OK tiny")
