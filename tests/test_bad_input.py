@@ -374,11 +374,10 @@ def test_huge_pair_count_does_not_abort() -> None:
     """`topology.pairs` up to 100,000 passes validation; building such a
     network must either work or raise, not abort the interpreter.
 
-    Known core bug (reported): `Routes::build` allocates a dense
-    nodes x nodes next-hop table, 4 * (2 * pairs + 2)^2 bytes: 160 GB at
-    100,000 pairs, so the allocation fails and Rust aborts the process.
-    Run in a child process with a 2 GB address-space limit so that the
-    abort cannot take the test session down.
+    Routing tables once were dense (nodes x nodes: 160 GB at 100,000 pairs,
+    and Rust aborted the process); now only routers keep a row. Run in a
+    child process with a 2 GB address-space limit so that a regression
+    cannot take the test session down.
     """
     pytest.importorskip("resource")
     code = textwrap.dedent(
@@ -404,8 +403,7 @@ def test_huge_pair_count_does_not_abort() -> None:
         text=True,
         timeout=120,
     )
-    if r.returncode != 0:
-        pytest.xfail(f"core aborts building 100,000 pairs (exit {r.returncode})")
+    assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("ok")
 
 
