@@ -1,0 +1,172 @@
+"""Analytical models and design rules from the satqm papers (numpy/scipy only).
+
+Submodules
+----------
+tcp
+    Mathis and Padhye TCP throughput formulas; slow-start loss arithmetic of
+    paper 004 (Jou, Tan, Baras), Section II.
+avq
+    Kunniyur-Srikant AVQ linearisation and the design rule for ``alpha``
+    (paper 002, Theorem 1, eq. (6)).
+pi
+    Hollot et al. PI AQM design rule, discretisation to ``(a, b)``, ITSE and a
+    Nelder-Mead tuner (paper 001, eq. (1)).
+fluid
+    Misra-Gong-Towsley TCP/AQM fluid model with RED, PI, AVQ, fixed-``p`` and
+    drop-tail closures; batched fixed-step integrator.
+parallel_vq
+    Paper 004, Section VI: drop-tail service rate and delay bound, Lindley map,
+    stability bounds, Markov chain and Gaussian queue distributions.
+
+Nothing here imports the compiled simulator. Equations, units and every
+interpretation of garbled paper text are documented in ``docs/models.md``.
+"""
+
+from .avq import (
+    AvqLinearization,
+    avq_alpha_max,
+    avq_characteristic,
+    avq_crossover_frequency,
+    avq_is_stable,
+    avq_linear_response,
+    avq_linearize,
+    avq_max_delay,
+    avq_min_users,
+    avq_stability_margin,
+)
+from .fluid import (
+    FluidResult,
+    avq_fluid_equilibrium,
+    fixed_p_equilibrium,
+    pi_equilibrium,
+    red_drop_probability,
+    red_equilibrium,
+    simulate_fluid,
+)
+from .parallel_vq import (
+    advance_distribution,
+    droptail_delay_lower_bound,
+    droptail_service_rate,
+    flow_rates,
+    gaussian_queue_approximation,
+    gaussian_queue_pmf,
+    iterate_lindley,
+    lindley_equilibrium,
+    lindley_map,
+    lindley_map_derivative,
+    lindley_map_second_derivative,
+    lindley_step,
+    max_stable_update_interval,
+    monotone_update_interval,
+    noise_std,
+    peak_rate_condition,
+    red_tail_service_rates,
+    round_trip_time,
+    stationary_distribution,
+    transition_matrix,
+)
+from .pi import (
+    PIDesign,
+    PITuneResult,
+    fluid_pi_simulator,
+    itse,
+    pi_ab_to_gains,
+    pi_design,
+    pi_discretize,
+    pi_gains_to_ab,
+    pi_loop_response,
+    pi_phase_margin,
+    tcp_plant_gain,
+    tcp_plant_poles,
+    tcp_plant_response,
+    tune_pi_itse,
+)
+from .tcp import (
+    mathis_constant,
+    mathis_throughput,
+    padhye_expected_window,
+    padhye_f,
+    padhye_throughput,
+    padhye_throughput_approx,
+    padhye_timeout_probability,
+    prob_loss_in_first_packets,
+    prob_loss_in_round,
+    prob_loss_within_rounds,
+    prob_multiple_losses,
+    slow_start_loss_reaction,
+    slow_start_packets_sent,
+    slow_start_round,
+)
+
+__all__ = [
+    # tcp
+    "mathis_constant",
+    "mathis_throughput",
+    "padhye_expected_window",
+    "padhye_f",
+    "padhye_throughput",
+    "padhye_throughput_approx",
+    "padhye_timeout_probability",
+    "prob_loss_in_first_packets",
+    "prob_loss_in_round",
+    "prob_loss_within_rounds",
+    "prob_multiple_losses",
+    "slow_start_loss_reaction",
+    "slow_start_packets_sent",
+    "slow_start_round",
+    # avq
+    "AvqLinearization",
+    "avq_alpha_max",
+    "avq_characteristic",
+    "avq_crossover_frequency",
+    "avq_is_stable",
+    "avq_linear_response",
+    "avq_linearize",
+    "avq_max_delay",
+    "avq_min_users",
+    "avq_stability_margin",
+    # pi
+    "PIDesign",
+    "PITuneResult",
+    "fluid_pi_simulator",
+    "itse",
+    "pi_ab_to_gains",
+    "pi_design",
+    "pi_discretize",
+    "pi_gains_to_ab",
+    "pi_loop_response",
+    "pi_phase_margin",
+    "tcp_plant_gain",
+    "tcp_plant_poles",
+    "tcp_plant_response",
+    "tune_pi_itse",
+    # fluid
+    "FluidResult",
+    "avq_fluid_equilibrium",
+    "fixed_p_equilibrium",
+    "pi_equilibrium",
+    "red_drop_probability",
+    "red_equilibrium",
+    "simulate_fluid",
+    # parallel_vq
+    "advance_distribution",
+    "droptail_delay_lower_bound",
+    "droptail_service_rate",
+    "flow_rates",
+    "gaussian_queue_approximation",
+    "gaussian_queue_pmf",
+    "iterate_lindley",
+    "lindley_equilibrium",
+    "lindley_map",
+    "lindley_map_derivative",
+    "lindley_map_second_derivative",
+    "lindley_step",
+    "max_stable_update_interval",
+    "monotone_update_interval",
+    "noise_std",
+    "peak_rate_condition",
+    "red_tail_service_rates",
+    "round_trip_time",
+    "stationary_distribution",
+    "transition_matrix",
+]
