@@ -14,10 +14,28 @@ use std::time::Instant;
 const BASE: &str = include_str!("../scenarios/examples/dumbbell-droptail.toml");
 const REPEATS: usize = 3;
 
-fn scenario(n: u32, secs: u32) -> String {
-    BASE.replace("pairs = 3", &format!("pairs = {n}"))
+/// AQM tables for the overhead comparison (thresholds suit the 800-packet
+/// buffer of the example).
+const AQMS: [(&str, &str); 10] = [
+    ("droptail", ""),
+    ("red", "[[aqm]]\nkind = \"red\"\nmin_th = 100\nmax_th = 300"),
+    ("ared", "[[aqm]]\nkind = \"ared\"\nmin_th = 100\nmax_th = 300"),
+    ("gkvq", "[[aqm]]\nkind = \"gkvq\""),
+    ("avq", "[[aqm]]\nkind = \"avq\""),
+    ("avqred", "[[aqm]]\nkind = \"avqred\"\nmin_th = 100\nmax_th = 300\nmin_capacity = \"9.8 Mbps\"\nmax_capacity = \"9.8 Mbps\""),
+    ("pi", "[[aqm]]\nkind = \"pi\"\na = 1.822e-5\nb = 1.816e-5\nsample_rate = 160\nq_ref = 200"),
+    ("rem", "[[aqm]]\nkind = \"rem\""),
+    ("pie", "[[aqm]]\nkind = \"pie\""),
+    ("codel", "[[aqm]]\nkind = \"codel\""),
+];
+
+fn scenario(n: u32, secs: u32, aqm: &str) -> String {
+    let table = AQMS.iter().find(|(k, _)| *k == aqm).expect("known AQM").1;
+    let text = BASE
+        .replace("pairs = 3", &format!("pairs = {n}"))
         .replace("duration = \"120 s\"", &format!("duration = \"{secs} s\""))
-        .replace("trace_cwnd = [0]", "")
+        .replace("trace_cwnd = [0]", "");
+    format!("{text}\n{table}\n")
 }
 
 fn peak_rss_kb() -> u64 {
@@ -31,8 +49,8 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-fn run_case(n: u32, secs: u32) {
-    let text = scenario(n, secs);
+fn run_case(n: u32, secs: u32, aqm: &str) {
+    let text = scenario(n, secs, aqm);
     let mut best = f64::INFINITY;
     let mut packets = 0.0;
     let mut events = 0.0;
@@ -53,23 +71,29 @@ fn run_case(n: u32, secs: u32) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--case") {
-        run_case(args[i + 1].parse().unwrap(), args[i + 2].parse().unwrap());
+        run_case(
+            args[i + 1].parse().unwrap(),
+            args[i + 2].parse().unwrap(),
+            &args[i + 3],
+        );
         return;
     }
     let exe = std::env::current_exe().unwrap();
+    let case = |n: u32, secs: u32, aqm: &str| -> Vec<f64> {
+        let out = Command::new(&exe)
+            .args(["--case", &n.to_string(), &secs.to_string(), aqm])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect()
+    };
     println!("| flows | simulated s | wall s | bottleneck packets | packets / wall s | events / wall s | peak RSS MB |");
     println!("|---:|---:|---:|---:|---:|---:|---:|");
     for n in [3u32, 30, 300] {
         for secs in [60u32, 600] {
-            let out = Command::new(&exe)
-                .args(["--case", &n.to_string(), &secs.to_string()])
-                .output()
-                .unwrap();
-            let line = String::from_utf8_lossy(&out.stdout);
-            let v: Vec<f64> = line
-                .split_whitespace()
-                .map(|x| x.parse().unwrap())
-                .collect();
+            let v = case(n, secs, "droptail");
             let (wall, pk, ev, rss) = (v[2], v[3], v[4], v[5]);
             println!(
                 "| {n} | {secs} | {wall:.3} | {pk:.0} | {:.0} | {:.0} | {:.1} |",
@@ -78,5 +102,24 @@ fn main() {
                 rss / 1024.0
             );
         }
+    }
+    println!();
+    println!("AQM at the bottleneck, 300 flows, 600 s simulated:");
+    println!();
+    println!("| AQM | wall s | bottleneck packets | packets / wall s | vs DropTail |");
+    println!("|---|---:|---:|---:|---:|");
+    let mut base = 0.0;
+    for (aqm, _) in AQMS {
+        let v = case(300, 600, aqm);
+        let rate = v[3] / v[2];
+        if aqm == "droptail" {
+            base = rate;
+        }
+        println!(
+            "| {aqm} | {:.3} | {:.0} | {rate:.0} | {:+.1} % |",
+            v[2],
+            v[3],
+            (rate / base - 1.0) * 100.0
+        );
     }
 }
