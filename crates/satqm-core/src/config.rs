@@ -372,12 +372,13 @@ impl RawTcp {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(
     untagged,
-    expecting = "\"all\", a pair index, or a list of pair indices"
+    expecting = "\"all\", a pair index, a list of pair indices, or { from = i, to = j }"
 )]
 pub enum RawPairs {
     All(String),
     One(i64),
     List(Vec<i64>),
+    Range { from: i64, to: i64 },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -403,8 +404,10 @@ pub struct RawTraffic {
     pub rate: Option<Quantity>,
     /// cbr: datagram payload bytes.
     pub packet_size: Option<i64>,
-    /// bulk: overrides of the scenario's `[tcp]` table.
+    /// bulk, short: overrides of the scenario's `[tcp]` table.
     pub tcp: Option<RawTcp>,
+    /// short: new flows per second (a Poisson process).
+    pub arrival_rate: Option<f64>,
 }
 
 // ---------------------------------------------------------------------------
@@ -563,6 +566,14 @@ pub enum TrafficKind {
     Bulk { size: Option<u64>, tcp: TcpConfig },
     /// Constant bit rate over UDP.
     Cbr { rate: Rate, packet_size: u32 },
+    /// Short TCP transfers of `size` bytes arriving as a Poisson process of
+    /// `arrival_rate` flows per second, each on a pair drawn uniformly from
+    /// the entry's pairs (the AVQ paper's "short flows of 20 packets").
+    Short {
+        size: u64,
+        arrival_rate: f64,
+        tcp: TcpConfig,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -1059,6 +1070,17 @@ fn traffic_entry(
         Some(RawPairs::One(i)) => {
             vec![int_in(*i, &format!("{path}.pairs"), 0, n_pairs as i64 - 1)? as u32]
         }
+        Some(RawPairs::Range { from, to }) => {
+            let lo = int_in(*from, &format!("{path}.pairs.from"), 0, n_pairs as i64 - 1)?;
+            let hi = int_in(*to, &format!("{path}.pairs.to"), 0, n_pairs as i64 - 1)?;
+            if lo > hi {
+                return Err(ConfigError::new(
+                    format!("{path}.pairs"),
+                    "from must be <= to",
+                ));
+            }
+            (lo as u32..=hi as u32).collect()
+        }
         Some(RawPairs::List(v)) => {
             if v.is_empty() {
                 return Err(ConfigError::new(format!("{path}.pairs"), "is empty"));
@@ -1118,7 +1140,52 @@ fn traffic_entry(
             format!("is not used by traffic of kind {kind:?}"),
         )
     };
+    if t.arrival_rate.is_some() && t.kind != "short" {
+        return Err(unused("arrival_rate", &t.kind));
+    }
     let kind = match t.kind.as_str() {
+        "short" => {
+            if t.rate.is_some() {
+                return Err(unused("rate", &t.kind));
+            }
+            if t.packet_size.is_some() {
+                return Err(unused("packet_size", &t.kind));
+            }
+            let size = match &t.size {
+                Some(q) => bytes(q, &format!("{path}.size"))?,
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{path}.size"),
+                        "is required for short flows",
+                    ))
+                }
+            };
+            let arrival_rate = match t.arrival_rate {
+                Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => r,
+                Some(_) => {
+                    return Err(ConfigError::new(
+                        format!("{path}.arrival_rate"),
+                        "must be in (0, 1e6] flows per second",
+                    ))
+                }
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{path}.arrival_rate"),
+                        "is required for short flows",
+                    ))
+                }
+            };
+            let merged = match &t.tcp {
+                Some(o) => tcp_base.overlay(o),
+                None => tcp_base.clone(),
+            };
+            let tcp = tcp_config(&merged, &format!("{path}.tcp"))?;
+            TrafficKind::Short {
+                size,
+                arrival_rate,
+                tcp,
+            }
+        }
         "bulk" | "ftp" => {
             if t.rate.is_some() {
                 return Err(unused("rate", &t.kind));
@@ -1166,7 +1233,7 @@ fn traffic_entry(
         other => {
             return Err(ConfigError::new(
                 format!("{path}.kind"),
-                format!("unknown traffic kind {other:?} (known: bulk, cbr)"),
+                format!("unknown traffic kind {other:?} (known: bulk, cbr, short)"),
             ))
         }
     };

@@ -92,6 +92,8 @@ pub struct Simulation {
     trace_cwnd: Vec<FlowId>,
     /// The link whose figures the summary reports.
     pub bottleneck: LinkId,
+    /// (sender, receiver) node of each host pair.
+    pairs: Vec<(NodeId, NodeId)>,
     /// Links the sampler records (only their interval counters are reset).
     monitored: Vec<LinkId>,
     warmup_snapshot_taken: bool,
@@ -140,6 +142,7 @@ impl Simulation {
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
             bottleneck,
             monitored: Vec::new(),
+            pairs: built.pairs.clone(),
             warmup_snapshot_taken: false,
             aqms: Vec::new(),
             seed,
@@ -151,60 +154,59 @@ impl Simulation {
             .collect();
 
         let mut start_rng = Rng::stream(seed, "start", 0);
-        for t in &scenario.traffic {
-            for &pair in &t.pairs {
-                let (src, dst) = built.pairs[pair as usize];
-                let id = FlowId(sim.flows.len() as u32);
+        for (entry, t) in scenario.traffic.iter().enumerate() {
+            if let TrafficKind::Short {
+                size,
+                arrival_rate,
+                tcp,
+            } = &t.kind
+            {
                 let app = AppId(sim.apps.len() as u32);
+                let start = match t.start {
+                    StartSpec::At(s) => s,
+                    StartSpec::Uniform(lo, _) => lo,
+                };
+                sim.apps.push(App::Arrivals {
+                    pairs: t.pairs.clone(),
+                    size: *size,
+                    mean_gap: 1.0 / arrival_rate,
+                    tcp: tcp.clone(),
+                    stop: t.stop,
+                    rng: Rng::stream(seed, "arrivals", entry as u64),
+                });
+                sim.queue.schedule(start, Event::App(app, traffic::START));
+                continue;
+            }
+            for &pair in &t.pairs {
                 let start = match t.start {
                     StartSpec::At(s) => s,
                     StartSpec::Uniform(lo, hi) => SimTime(start_rng.uniform_u64(lo.ns(), hi.ns())),
                 };
-                let (kind, ends, a) = match &t.kind {
-                    TrafficKind::Bulk { size, tcp } => (
-                        "bulk",
-                        Endpoints::Tcp {
-                            sender: Box::new(TcpSender::new(id, src, dst, tcp.clone())),
-                            receiver: Box::new(TcpReceiver::new(id, dst, src, tcp)),
-                        },
-                        App::Bulk {
-                            flow: id,
-                            size: *size,
-                            stop: t.stop,
-                        },
-                    ),
-                    TrafficKind::Cbr { rate, packet_size } => (
-                        "cbr",
-                        Endpoints::Udp {
-                            sink: UdpSink::default(),
-                        },
-                        App::Cbr {
-                            source: CbrSource::new(id, src, dst, *rate, *packet_size),
+                match &t.kind {
+                    TrafficKind::Bulk { size, tcp } => {
+                        sim.add_tcp_flow("bulk", pair, tcp, *size, start, t.stop);
+                    }
+                    TrafficKind::Cbr { rate, packet_size } => {
+                        let (src, dst) = sim.pairs[pair as usize];
+                        let id = FlowId(sim.flows.len() as u32);
+                        let source = CbrSource::new(id, src, dst, *rate, *packet_size);
+                        let app = App::Cbr {
+                            source,
                             stop: t.stop,
                             active: false,
-                        },
-                    ),
-                };
-                sim.flows.push(Flow {
-                    id,
-                    kind,
-                    pair,
-                    src,
-                    dst,
-                    app,
-                    start,
-                    stop: t.stop,
-                    ends,
-                    delivered: 0,
-                    delivered_at_warmup: None,
-                    completed: None,
-                    sender_timer: None,
-                    ack_timer: None,
-                });
-                sim.apps.push(a);
-                sim.queue.schedule(start, Event::App(app, traffic::START));
-                if let Some(stop) = t.stop {
-                    sim.queue.schedule(stop, Event::App(app, traffic::STOP));
+                        };
+                        sim.add_flow(
+                            "cbr",
+                            pair,
+                            Endpoints::Udp {
+                                sink: UdpSink::default(),
+                            },
+                            app,
+                            start,
+                            t.stop,
+                        );
+                    }
+                    TrafficKind::Short { .. } => unreachable!("handled above"),
                 }
             }
         }
@@ -212,6 +214,74 @@ impl Simulation {
             sim.queue.schedule(sim.sample_interval, Event::Sample);
         }
         Ok(sim)
+    }
+
+    /// A TCP transfer from `pair`'s sender to its receiver, started by a
+    /// bulk application at `start`.
+    fn add_tcp_flow(
+        &mut self,
+        kind: &'static str,
+        pair: u32,
+        tcp: &crate::config::TcpConfig,
+        size: Option<u64>,
+        start: SimTime,
+        stop: Option<SimTime>,
+    ) -> FlowId {
+        let (src, dst) = self.pairs[pair as usize];
+        let id = FlowId(self.flows.len() as u32);
+        let ends = Endpoints::Tcp {
+            sender: Box::new(TcpSender::new(id, src, dst, tcp.clone())),
+            receiver: Box::new(TcpReceiver::new(id, dst, src, tcp)),
+        };
+        self.add_flow(
+            kind,
+            pair,
+            ends,
+            App::Bulk {
+                flow: id,
+                size,
+                stop,
+            },
+            start,
+            stop,
+        )
+    }
+
+    fn add_flow(
+        &mut self,
+        kind: &'static str,
+        pair: u32,
+        ends: Endpoints,
+        app: App,
+        start: SimTime,
+        stop: Option<SimTime>,
+    ) -> FlowId {
+        let (src, dst) = self.pairs[pair as usize];
+        let id = FlowId(self.flows.len() as u32);
+        let app_id = AppId(self.apps.len() as u32);
+        self.flows.push(Flow {
+            id,
+            kind,
+            pair,
+            src,
+            dst,
+            app: app_id,
+            start,
+            stop,
+            ends,
+            delivered: 0,
+            delivered_at_warmup: None,
+            completed: None,
+            sender_timer: None,
+            ack_timer: None,
+        });
+        self.apps.push(app);
+        self.queue
+            .schedule(start, Event::App(app_id, traffic::START));
+        if let Some(stop) = stop {
+            self.queue.schedule(stop, Event::App(app_id, traffic::STOP));
+        }
+        id
     }
 
     fn link_named(&self, name: &str, path: &str) -> Result<LinkId, ConfigError> {
@@ -426,6 +496,28 @@ impl Simulation {
                     _ => {}
                 }
                 f
+            }
+            App::Arrivals {
+                pairs,
+                size,
+                mean_gap,
+                tcp,
+                stop,
+                rng,
+            } => {
+                // START begins the process; each TICK is an arrival.
+                let gap = SimTime::from_secs_f64(rng.exponential(*mean_gap));
+                let next = now + gap;
+                if stop.is_none_or(|s| next < s) && next <= self.end {
+                    self.queue.schedule(next, Event::App(a, traffic::TICK));
+                }
+                if token != traffic::TICK {
+                    return Ok(());
+                }
+                let pair = pairs[rng.uniform_u64(0, pairs.len() as u64 - 1) as usize];
+                let (size, tcp) = (*size, tcp.clone());
+                self.add_tcp_flow("short", pair, &tcp, Some(size), now, None);
+                return Ok(());
             }
         };
         self.after_endpoint(flow_id)
@@ -790,6 +882,7 @@ impl Simulation {
             start_s: f.start.secs_f64(),
             completion_s: f.completed.map(|c| c.secs_f64()).unwrap_or(f64::NAN),
             bytes_delivered: f.delivered,
+            bytes_in_window: bytes,
             goodput_bps,
             ..FlowSummary::default()
         };
@@ -824,7 +917,28 @@ impl Simulation {
         let (q_mean, q_std) = mean_std(rows().map(|i| ts.queue_packets[i] as f64));
         let (qb_mean, _) = mean_std(rows().map(|i| ts.queue_bytes[i] as f64));
         let flows = self.flow_summaries();
-        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        let window = self.now.saturating_sub(self.warmup).secs_f64();
+        // Fairness among the long-lived flows (bulk, else all but short).
+        let long: Vec<f64> = flows
+            .iter()
+            .filter(|f| f.kind == "bulk")
+            .map(|f| f.goodput_bps)
+            .collect();
+        let goodputs: Vec<f64> = if long.is_empty() {
+            flows
+                .iter()
+                .filter(|f| f.kind != "short")
+                .map(|f| f.goodput_bps)
+                .collect()
+        } else {
+            long
+        };
+        let short: Vec<&FlowSummary> = flows.iter().filter(|f| f.kind == "short").collect();
+        let short_done: Vec<f64> = short
+            .iter()
+            .filter(|f| f.completion_s.is_finite())
+            .map(|f| f.completion_s - f.start_s)
+            .collect();
         let d = &self.drops;
         let after = |i: &usize| d.time_ns[*i] >= warm;
         let is_mark = |i: &usize| DropReason::ALL[d.reason[*i] as usize].is_mark();
@@ -861,9 +975,18 @@ impl Simulation {
             ("drops_forced", by_reason(DropReason::ForcedDrop)),
             ("drops_erasure", by_reason(DropReason::Erasure)),
             ("marks_total", marks_after_warmup as f64),
-            ("goodput_total_bps", goodputs.iter().sum()),
+            (
+                "goodput_total_bps",
+                flows.iter().map(|f| f.bytes_in_window as f64).sum::<f64>() * 8.0 / window,
+            ),
             ("jain_index", jain_index(&goodputs)),
             ("flows", flows.len() as f64),
+            ("short_flows", short.len() as f64),
+            ("short_flows_completed", short_done.len() as f64),
+            (
+                "short_flow_time_mean_s",
+                mean_std(short_done.iter().copied()).0,
+            ),
             (
                 "retransmits_total",
                 flows.iter().map(|f| f.retransmits as f64).sum(),
@@ -889,6 +1012,8 @@ pub struct FlowSummary {
     pub start_s: f64,
     pub completion_s: f64,
     pub bytes_delivered: u64,
+    /// Bytes delivered after the warm-up.
+    pub bytes_in_window: u64,
     pub goodput_bps: f64,
     pub segments_sent: u64,
     pub retransmits: u64,

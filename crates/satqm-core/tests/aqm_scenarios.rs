@@ -82,8 +82,14 @@ fn avq_holds_utilization_near_gamma() {
     let sim = run(&text);
     let u = summary(&sim, "utilization_mean");
     assert!((u - 0.98).abs() < 0.03, "AVQ utilization {u:.4}");
-    assert_eq!(summary(&sim, "drops_total"), 0.0, "marks, no drops");
-    assert!(summary(&sim, "marks_total") > 1000.0);
+    // Signals become marks; only retransmissions, which RFC 3168 sends
+    // without ECT, are dropped.
+    let (drops, marks) = (summary(&sim, "drops_total"), summary(&sim, "marks_total"));
+    assert!(
+        marks > 1000.0 && drops < 0.05 * marks,
+        "drops {drops}, marks {marks}"
+    );
+    assert_eq!(summary(&sim, "drops_overflow"), 0.0);
 }
 
 #[test]

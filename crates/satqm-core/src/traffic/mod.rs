@@ -3,7 +3,9 @@
 //! Apps react to timers (`START`, `STOP`, `TICK` tokens) and use the
 //! socket-like interface of the transports; they never see packets.
 
+use crate::config::TcpConfig;
 use crate::ids::FlowId;
+use crate::rng::Rng;
 use crate::time::SimTime;
 use crate::transport::udp::CbrSource;
 
@@ -18,6 +20,17 @@ pub enum App {
         flow: FlowId,
         size: Option<u64>,
         stop: Option<SimTime>,
+    },
+    /// Opens a new short TCP transfer at each event of a Poisson process,
+    /// on a pair drawn uniformly from `pairs`, until `stop`.
+    Arrivals {
+        pairs: Vec<u32>,
+        size: u64,
+        /// Mean time between arrivals, seconds.
+        mean_gap: f64,
+        tcp: TcpConfig,
+        stop: Option<SimTime>,
+        rng: Rng,
     },
     /// Sends UDP datagrams at a constant rate until `stop`.
     Cbr {

@@ -119,6 +119,11 @@ pub struct TcpSender {
     syn_retx: bool,
     ecn_recover: u64,
     cwr_pending: bool,
+    /// RFC 3168 section 6.1.2: no new data before this time.
+    ecn_hold_until: Option<SimTime>,
+    /// Echoes keep arriving with the window at one segment: each one
+    /// doubles the hold (ns-2's `ecn_backoff_`), until an ACK without ECE.
+    ecn_backoff: bool,
     pub stats: SenderStats,
 }
 
@@ -156,6 +161,8 @@ impl TcpSender {
             syn_retx: false,
             ecn_recover: 0,
             cwr_pending: false,
+            ecn_hold_until: None,
+            ecn_backoff: false,
             stats: SenderStats::default(),
             cfg,
         }
@@ -232,10 +239,10 @@ impl TcpSender {
     /// When the sender next needs [`on_timer`](Self::on_timer).
     pub fn next_wakeup(&self) -> Option<SimTime> {
         let pace = self.pace_blocked.then_some(self.pace_next);
-        match (self.rto_deadline, pace) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, pace, self.ecn_hold_until]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     // ----- events -----------------------------------------------------------
@@ -244,6 +251,10 @@ impl TcpSender {
         let now = em.now;
         if self.pace_blocked && now >= self.pace_next {
             self.pace_blocked = false;
+            self.output(em);
+        }
+        if self.ecn_hold_until.is_some_and(|t| now >= t) {
+            self.ecn_hold_until = None;
             self.output(em);
         }
         if let Some(d) = self.rto_deadline {
@@ -281,8 +292,10 @@ impl TcpSender {
             self.update_scoreboard(pkt.sack_blocks());
         }
 
+        // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK.
+        let ece = self.cfg.ecn && pkt.has(flags::ECE);
         if ack > self.snd_una {
-            self.on_new_ack(ack, em);
+            self.on_new_ack(ack, !ece, em);
         } else if ack == self.snd_una
             && self.snd_max > self.snd_una
             && (!rwnd_changed || pkt.n_sack > 0)
@@ -291,14 +304,14 @@ impl TcpSender {
         }
 
         if pkt.has(flags::ECE) {
-            self.on_ecn_echo();
+            self.on_ecn_echo(em.now);
         }
         self.output(em);
     }
 
     // ----- ACK processing ---------------------------------------------------
 
-    fn on_new_ack(&mut self, ack: u64, em: &mut Emit) {
+    fn on_new_ack(&mut self, ack: u64, grow: bool, em: &mut Emit) {
         let now = em.now;
         let acked = ack - self.snd_una;
         // Retire acknowledged segments; sample the RTT from the newest one
@@ -321,10 +334,16 @@ impl TcpSender {
                 break;
             }
         }
+        // While ECN backs off at one segment, echoed ACKs give no sample,
+        // which would undo the back-off (as ns-2's TCP agents do).
+        let ecn_backing_off = !grow && self.ecn_backoff;
         if let Some(s) = newest {
-            if !covers_retx {
+            if !covers_retx && !ecn_backing_off {
                 self.take_rtt_sample(now - s.sent_at);
             }
+        }
+        if grow {
+            self.ecn_backoff = false;
         }
         self.snd_una = ack;
         if self.snd_nxt < ack {
@@ -364,7 +383,7 @@ impl TcpSender {
                     }
                 }
             }
-        } else {
+        } else if grow {
             self.cc
                 .on_ack(&mut self.win, acked, self.cfg.mss, None, now);
         }
@@ -432,14 +451,30 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
     }
 
-    /// RFC 3168 section 6.1.2: halve once per window on ECN-Echo.
-    fn on_ecn_echo(&mut self) {
+    /// RFC 3168 section 6.1.2: on ECN-Echo, at most once per window of
+    /// data, halve the congestion window (not below one segment) and set
+    /// ssthresh as for a loss. With the window already at one segment, send
+    /// no new data until a retransmission timeout's worth of time has
+    /// passed: the only way a marking router can push a flow below one
+    /// packet per round trip. Echoes that keep coming at one segment double
+    /// the hold each time, as ns-2's TCP agents do (the simulator of the AVQ
+    /// paper's experiments), until an ACK arrives without ECN-Echo.
+    fn on_ecn_echo(&mut self, now: SimTime) {
         if !self.cfg.ecn || self.in_recovery || self.snd_una < self.ecn_recover {
             return;
         }
-        let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
-        self.win.cwnd = self.win.ssthresh.max(self.cfg.mss as f64);
+        let mss = self.cfg.mss as f64;
+        if self.win.cwnd <= mss {
+            if self.ecn_backoff {
+                self.rtt.back_off();
+            }
+            self.ecn_backoff = true;
+            self.ecn_hold_until = Some(now + self.rtt.rto());
+        } else {
+            let flight = self.snd_max - self.snd_una;
+            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
+            self.win.cwnd = (self.win.cwnd / 2.0).max(mss);
+        }
         self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
@@ -648,7 +683,7 @@ impl TcpSender {
             }
             // 2. New data.
             let avail = self.app_limit.saturating_sub(self.snd_max);
-            if avail == 0 {
+            if avail == 0 || self.ecn_hold_until.is_some() {
                 return;
             }
             let len = avail.min(mss);

@@ -240,8 +240,10 @@ fn ecn_echo_halves_once_per_window() {
     e.flags |= flags::ECE;
     let sent = feed(&mut s, &e, SimTime::from_ms(10));
     assert_eq!(s.stats.ecn_reductions, 1);
-    // FlightSize / 2 with 9 segments still in flight after this ACK
-    assert_eq!(s.win.cwnd, 4.5 * MSS as f64);
+    // No growth on an ECN-Echo ACK, then cwnd halved (10 -> 5); ssthresh
+    // FlightSize / 2 with 9 segments still in flight.
+    assert_eq!(s.win.cwnd, 5.0 * MSS as f64);
+    assert_eq!(s.win.ssthresh, 4.5 * MSS as f64);
     assert!(
         sent.iter().all(|p| !p.has(flags::RETX)),
         "no retransmission on ECN"
@@ -250,6 +252,44 @@ fn ecn_echo_halves_once_per_window() {
     e.ack = 2 * MSS;
     feed(&mut s, &e, SimTime::from_ms(20));
     assert_eq!(s.stats.ecn_reductions, 1, "at most once per window of data");
+}
+
+#[test]
+fn ecn_echo_at_one_segment_holds_new_data_for_an_rto() {
+    let mut c = cfg(Recovery::NewReno);
+    c.ecn = true;
+    c.initial_window = 1;
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
+    let mut out = Vec::new();
+    let mut uid = 0;
+    let mut em = Emit {
+        now: SimTime::ZERO,
+        out: &mut out,
+        next_uid: &mut uid,
+    };
+    s.write(u64::MAX, &mut em);
+    s.open(&mut em);
+    s.win.ssthresh = MSS as f64; // congestion avoidance at one segment
+    let mut e = ack(1, &[]);
+    e.flags |= flags::ECE;
+    let t = SimTime::from_ms(100);
+    let sent = feed(&mut s, &e, t);
+    assert!(
+        sent.is_empty(),
+        "RFC 3168 6.1.2: nothing new right after the echo"
+    );
+    let hold = s.next_wakeup().unwrap();
+    assert_eq!(hold, t + s.rto());
+    let mut out = Vec::new();
+    let mut uid = 0;
+    s.on_timer(&mut Emit {
+        now: hold,
+        out: &mut out,
+        next_uid: &mut uid,
+    });
+    assert_eq!(out.len(), 1, "one new segment once the hold expires");
+    assert!(!out[0].has(flags::RETX));
+    assert_eq!(s.stats.timeouts, 0, "not a timeout");
 }
 
 // ---------------------------------------------------------------------------
