@@ -42,6 +42,8 @@ class _TimeSeriesColumns(TypedDict):
     queue_packets: npt.NDArray[np.uint32]
     queue_bytes: npt.NDArray[np.uint64]
     drops: npt.NDArray[np.uint64]
+    arrivals: npt.NDArray[np.uint64]
+    marks: npt.NDArray[np.uint64]
     aqm_avg: npt.NDArray[np.float64]
     aqm_prob: npt.NDArray[np.float64]
     aqm_vq_bytes: npt.NDArray[np.float64]

@@ -161,6 +161,54 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from satqm import experiments
+
+    if args.list or not args.name:
+        for name, (_, desc) in sorted(experiments.REPRODUCTIONS.items()):
+            print(f"{name:12} {desc}")
+        return EXIT_OK if args.list else EXIT_BAD_INPUT
+    if args.out is None:
+        raise CliError("reproduce: --out DIR is required")
+    try:
+        mod = experiments.get(args.name)
+    except KeyError as e:
+        raise CliError(str(e.args[0])) from None
+    out = Path(args.out)
+    progress = None
+    bar = None
+    if not args.quiet:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            transient=False,
+        )
+        task = bar.add_task(f"{args.name} runs", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        bar.start()
+    try:
+        report = mod.reproduce(out, quick=args.quick, workers=args.workers, progress=progress)
+    except KeyboardInterrupt:
+        raise CliError(
+            f"interrupted; finished runs are kept in {out / 'runs'} and are not redone",
+            EXIT_INTERRUPTED,
+        ) from None
+    finally:
+        if bar is not None:
+            bar.stop()
+    if not args.quiet:
+        print(Path(report).read_text())
+    print(f"report: {report}")
+    return EXIT_OK
+
+
 def _print_summary(res, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -255,6 +303,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_scenario_args(p)
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "reproduce",
+        parents=[common],
+        help="reproduce a paper's experiment: runs, tables, figures, REPORT.md",
+        description="Reproduce a paper's experiment and set its tables and figures beside "
+        "the paper's numbers. Finished runs are kept and not redone.",
+    )
+    p.add_argument("name", nargs="?", metavar="NAME", help="which reproduction (see --list)")
+    p.add_argument("--list", action="store_true", help="list the reproductions")
+    p.add_argument("--out", metavar="DIR", help="output folder")
+    p.add_argument("--quick", action="store_true", help="fewer seeds and shorter runs")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or report echo")
+    p.set_defaults(func=cmd_reproduce)
     return parser
 
 

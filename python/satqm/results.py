@@ -67,6 +67,8 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "queue_packets": _INT,
         "queue_bytes": _INT,
         "drops": _INT,
+        "arrivals": _INT,
+        "marks": _INT,
         "aqm_avg": _F,
         "aqm_prob": _F,
         "aqm_vq_bytes": _F,
@@ -224,7 +226,8 @@ class Results:
         One row per monitored link per sample: ``time_s``, ``link``
         (categorical of link names), ``utilization`` (fraction of the sample
         interval the link was busy, in [0, 1]), ``throughput_bps``,
-        ``queue_packets``, ``queue_bytes``, ``drops`` (in the interval), and the
+        ``queue_packets``, ``queue_bytes``, ``drops``, ``arrivals`` and ``marks``
+        (counts in the interval), and the
         internals of the AQM acting at the link (NaN where none or not
         applicable): ``aqm_avg`` (RED's average), ``aqm_prob`` (marking
         probability), ``aqm_vq_bytes`` (virtual queue), ``aqm_vcap_bps``

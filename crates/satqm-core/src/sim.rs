@@ -771,6 +771,7 @@ impl Simulation {
         let port = &mut self.links[l.idx()].port;
         if reason.is_mark() {
             port.marks_total += 1;
+            port.marks_since_sample += 1;
         } else {
             self.dropped_packets += 1;
             port.drops_total += 1;
@@ -807,6 +808,10 @@ impl Simulation {
             ts.queue_packets.push(port.queue.len() as u32);
             ts.queue_bytes.push(port.bytes);
             ts.drops.push(port.drops_since_sample);
+            ts.arrivals.push(port.arrivals - port.arrivals_at_sample);
+            ts.marks.push(port.marks_since_sample);
+            port.arrivals_at_sample = port.arrivals;
+            port.marks_since_sample = 0;
             let probe = port
                 .aqm
                 .map(|a| self.aqms[a as usize].aqm.probe())

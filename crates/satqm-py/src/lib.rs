@@ -176,6 +176,8 @@ impl Simulation {
         d.set_item("queue_packets", ts.queue_packets.clone().into_pyarray(py))?;
         d.set_item("queue_bytes", ts.queue_bytes.clone().into_pyarray(py))?;
         d.set_item("drops", ts.drops.clone().into_pyarray(py))?;
+        d.set_item("arrivals", ts.arrivals.clone().into_pyarray(py))?;
+        d.set_item("marks", ts.marks.clone().into_pyarray(py))?;
         d.set_item("aqm_avg", ts.aqm_avg.clone().into_pyarray(py))?;
         d.set_item("aqm_prob", ts.aqm_prob.clone().into_pyarray(py))?;
         d.set_item("aqm_vq_bytes", ts.aqm_vq_bytes.clone().into_pyarray(py))?;

@@ -91,6 +91,8 @@ impl Pie {
         if p >= 0.1 && delta > 0.02 {
             delta = 0.02;
         }
+        // Not in RFC 8033's text: Linux's sch_pie adds 2 % per update while
+        // the delay exceeds 250 ms, to bring very large delays down fast.
         if qdelay > 0.25 {
             delta += 0.02;
         }

@@ -90,6 +90,9 @@ pub struct Port {
     pub drops_total: u64,
     pub drops_since_sample: u64,
     pub marks_total: u64,
+    pub marks_since_sample: u64,
+    /// `arrivals` at the last sample.
+    pub arrivals_at_sample: u64,
     /// The AQM acting at this port (index into the simulation's AQMs).
     pub aqm: Option<u32>,
     /// AQMs that monitor this port and hear of its departures.
@@ -112,6 +115,8 @@ impl Port {
             drops_total: 0,
             drops_since_sample: 0,
             marks_total: 0,
+            marks_since_sample: 0,
+            arrivals_at_sample: 0,
             aqm: None,
             watchers: Vec::new(),
         }

@@ -14,6 +14,10 @@ pub struct TimeSeries {
     pub queue_packets: Vec<u32>,
     pub queue_bytes: Vec<u64>,
     pub drops: Vec<u64>,
+    /// Packets that arrived at the port during the interval.
+    pub arrivals: Vec<u64>,
+    /// ECN marks made at the port during the interval.
+    pub marks: Vec<u64>,
     /// Internals of the AQM acting at the link (NaN without one).
     pub aqm_avg: Vec<f64>,
     pub aqm_prob: Vec<f64>,

@@ -1,0 +1,28 @@
+"""Paper reproductions: one module per paper, each with ``reproduce(out, quick=...)``.
+
+``satqm reproduce NAME --out DIR`` runs one; ``satqm reproduce --list`` lists
+them. Every reproduction writes its runs, tables beside the paper's numbers,
+figures, and a ``REPORT.md`` that says which of the paper's claims hold here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: name -> (module, one-line description)
+REPRODUCTIONS: dict[str, tuple[str, str]] = {
+    "avq2001": (
+        "satqm.experiments.avq2001",
+        "Kunniyur & Srikant, SIGCOMM 2001: AVQ Experiment 1 (Table 1, Figs. 1-2) "
+        "and the comparison with RED, REM, PI and GKVQ, marking and dropping",
+    ),
+}
+
+
+def get(name: str) -> ModuleType:
+    """The module of reproduction ``name``; KeyError lists the known ones."""
+    if name not in REPRODUCTIONS:
+        known = ", ".join(sorted(REPRODUCTIONS))
+        raise KeyError(f"unknown reproduction {name!r} (known: {known})")
+    return importlib.import_module(REPRODUCTIONS[name][0])
