@@ -241,6 +241,22 @@ pub struct RawScenario {
     pub tcp: Option<RawTcp>,
     pub traffic: Vec<RawTraffic>,
     pub aqm: Option<Vec<RawAqm>>,
+    pub pep: Option<Vec<RawPep>>,
+}
+
+/// A performance-enhancing proxy splitting TCP connections at a node
+/// (RFC 3135 TCP spoofing).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPep {
+    /// Node name, e.g. "left".
+    pub at: String,
+    /// Per-connection buffer: bytes received and not yet acknowledged
+    /// downstream.
+    pub buffer: Option<Quantity>,
+    /// TCP options of the connections the PEP opens downstream (overrides
+    /// of `[tcp]`).
+    pub tcp: Option<RawTcp>,
 }
 
 /// One active queue management instance: its placement, mode, and the
@@ -596,6 +612,14 @@ pub struct Scenario {
     pub topology: Topology,
     pub traffic: Vec<Traffic>,
     pub aqm: Vec<AqmConfig>,
+    pub pep: Vec<PepConfig>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PepConfig {
+    pub at: String,
+    pub buffer: u64,
+    pub tcp: TcpConfig,
 }
 
 /// What a congestion signal does to a packet.
@@ -718,6 +742,37 @@ impl Scenario {
             aqm.push(aqm_entry(a, &format!("aqm[{i}]"))?);
         }
 
+        let mut pep = Vec::new();
+        for (i, p) in raw.pep.iter().flatten().enumerate() {
+            let path = format!("pep[{i}]");
+            let buffer = match &p.buffer {
+                Some(q) => bytes(q, &format!("{path}.buffer"))?,
+                None => 1 << 20,
+            };
+            let merged = match &p.tcp {
+                Some(o) => tcp_base.overlay(o),
+                None => tcp_base.clone(),
+            };
+            let tcp = tcp_config(&merged, &format!("{path}.tcp"))?;
+            if buffer < tcp.mss as u64 {
+                return Err(ConfigError::new(
+                    format!("{path}.buffer"),
+                    "must hold at least one MSS",
+                ));
+            }
+            if pep.iter().any(|q: &PepConfig| q.at == p.at) {
+                return Err(ConfigError::new(
+                    format!("{path}.at"),
+                    format!("node {:?} already has a PEP", p.at),
+                ));
+            }
+            pep.push(PepConfig {
+                at: p.at.clone(),
+                buffer,
+                tcp,
+            });
+        }
+
         Ok(Scenario {
             name: raw.name.clone().unwrap_or_else(|| "scenario".into()),
             seed,
@@ -728,6 +783,7 @@ impl Scenario {
             topology,
             traffic,
             aqm,
+            pep,
         })
     }
 }

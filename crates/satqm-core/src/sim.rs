@@ -47,6 +47,38 @@ pub struct Flow {
     pub completed: Option<SimTime>,
     sender_timer: Option<SimTime>,
     ack_timer: Option<SimTime>,
+    /// The end-to-end flow this connection carries (itself unless it is a
+    /// segment a PEP opened).
+    pub origin: FlowId,
+    /// Its receiver is the final destination: deliveries count for `origin`.
+    pub last_hop: bool,
+    /// The relay this connection's receiver feeds.
+    relay_in: Option<u32>,
+    /// The relay that feeds this connection's sender.
+    relay_out: Option<u32>,
+}
+
+/// A PEP joining two TCP connections: data delivered on `up` is written
+/// into `down` while the PEP's per-connection buffer (`up`'s unread bytes
+/// plus `down`'s unacknowledged bytes) has room; `up`'s advertised window
+/// is the free space.
+#[derive(Debug, Clone)]
+pub struct Relay {
+    pub up: FlowId,
+    pub down: FlowId,
+    pub buffer: u64,
+    up_closed: bool,
+    down_closed: bool,
+    /// Largest occupancy seen (checked against `buffer` in tests).
+    pub peak: u64,
+}
+
+/// A node that splits TCP connections.
+#[derive(Debug, Clone)]
+struct Pep {
+    node: NodeId,
+    buffer: u64,
+    tcp: crate::config::TcpConfig,
 }
 
 /// Counts for the conservation check: every packet created is delivered,
@@ -98,6 +130,8 @@ pub struct Simulation {
     monitored: Vec<LinkId>,
     warmup_snapshot_taken: bool,
     pub aqms: Vec<AqmSlot>,
+    peps: Vec<Pep>,
+    pub relays: Vec<Relay>,
     pub seed: u64,
 }
 
@@ -145,9 +179,25 @@ impl Simulation {
             pairs: built.pairs.clone(),
             warmup_snapshot_taken: false,
             aqms: Vec::new(),
+            peps: Vec::new(),
+            relays: Vec::new(),
             seed,
         };
         sim.place_aqms(scenario)?;
+        for (i, p) in scenario.pep.iter().enumerate() {
+            let node = sim
+                .node_names
+                .iter()
+                .position(|n| *n == p.at)
+                .ok_or_else(|| {
+                    ConfigError::new(format!("pep[{i}].at"), format!("no node named {:?}", p.at))
+                })?;
+            sim.peps.push(Pep {
+                node: NodeId(node as u32),
+                buffer: p.buffer,
+                tcp: p.tcp.clone(),
+            });
+        }
         sim.monitored = (0..sim.links.len())
             .filter(|&i| sim.links[i].monitored)
             .map(|i| LinkId(i as u32))
@@ -217,7 +267,9 @@ impl Simulation {
     }
 
     /// A TCP transfer from `pair`'s sender to its receiver, started by a
-    /// bulk application at `start`.
+    /// bulk application at `start`. Where its path crosses PEPs, it becomes
+    /// a chain of connections joined by relays; the returned flow is the
+    /// first, which carries the end-to-end figures.
     fn add_tcp_flow(
         &mut self,
         kind: &'static str,
@@ -228,23 +280,150 @@ impl Simulation {
         stop: Option<SimTime>,
     ) -> FlowId {
         let (src, dst) = self.pairs[pair as usize];
+        let hops = self.peps_on_path(src, dst);
         let id = FlowId(self.flows.len() as u32);
-        let ends = Endpoints::Tcp {
-            sender: Box::new(TcpSender::new(id, src, dst, tcp.clone())),
-            receiver: Box::new(TcpReceiver::new(id, dst, src, tcp)),
+        let mut nodes = vec![src];
+        nodes.extend(hops.iter().map(|&p| self.peps[p].node));
+        nodes.push(dst);
+        let mut prev: Option<FlowId> = None;
+        for seg in 0..nodes.len() - 1 {
+            let (a, b) = (nodes[seg], nodes[seg + 1]);
+            // The first connection is the application's; the others are
+            // opened by the PEP at their start.
+            let mut cfg = if seg == 0 {
+                tcp.clone()
+            } else {
+                self.peps[hops[seg - 1]].tcp.clone()
+            };
+            if seg + 1 < nodes.len() - 1 {
+                // Ends at a PEP: its window is the PEP's buffer.
+                let pep = &self.peps[hops[seg]];
+                cfg.receive_buffer = pep.buffer;
+                if !cfg.window_scaling {
+                    cfg.receive_buffer = cfg.receive_buffer.min(65_535);
+                }
+            }
+            let this = FlowId(self.flows.len() as u32);
+            let mut receiver = TcpReceiver::new(this, b, a, &cfg);
+            let last_hop = seg == nodes.len() - 2;
+            receiver.auto_read = last_hop;
+            let ends = Endpoints::Tcp {
+                sender: Box::new(TcpSender::new(this, a, b, cfg)),
+                receiver: Box::new(receiver),
+            };
+            if seg == 0 {
+                self.add_flow(
+                    kind,
+                    pair,
+                    ends,
+                    App::Bulk {
+                        flow: this,
+                        size,
+                        stop,
+                    },
+                    start,
+                    stop,
+                );
+            } else {
+                self.flows.push(Flow {
+                    id: this,
+                    kind: "relay",
+                    pair,
+                    src: a,
+                    dst: b,
+                    app: AppId(u32::MAX),
+                    start,
+                    stop: None,
+                    ends,
+                    delivered: 0,
+                    delivered_at_warmup: None,
+                    completed: None,
+                    sender_timer: None,
+                    ack_timer: None,
+                    origin: id,
+                    last_hop,
+                    relay_in: None,
+                    relay_out: None,
+                });
+            }
+            self.flows[this.idx()].origin = id;
+            self.flows[this.idx()].last_hop = last_hop;
+            if let Some(up) = prev {
+                let r = self.relays.len() as u32;
+                self.relays.push(Relay {
+                    up,
+                    down: this,
+                    buffer: self.peps[hops[seg - 1]].buffer,
+                    up_closed: false,
+                    down_closed: false,
+                    peak: 0,
+                });
+                self.flows[up.idx()].relay_in = Some(r);
+                self.flows[this.idx()].relay_out = Some(r);
+            }
+            prev = Some(this);
+        }
+        id
+    }
+
+    /// Indices of the PEPs a packet from `src` to `dst` passes, in order.
+    fn peps_on_path(&self, src: NodeId, dst: NodeId) -> Vec<usize> {
+        let mut out = Vec::new();
+        if self.peps.is_empty() {
+            return out;
+        }
+        let mut at = src;
+        while let Some(l) = self.routes.next_hop(at, dst) {
+            at = self.links[l.idx()].to;
+            if at == dst {
+                break;
+            }
+            if let Some(p) = self.peps.iter().position(|p| p.node == at) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Move data across relay `r` while its buffer has room; open the
+    /// downstream connection once the upstream one has started, close it
+    /// when the upstream transfer has ended and everything is forwarded.
+    fn pump(&mut self, r: u32) {
+        let now = self.now;
+        let relay = &mut self.relays[r as usize];
+        let (ui, di) = (relay.up.idx(), relay.down.idx());
+        let (up, down) = if ui < di {
+            let (x, y) = self.flows.split_at_mut(di);
+            (&mut x[ui], &mut y[0])
+        } else {
+            let (x, y) = self.flows.split_at_mut(ui);
+            (&mut y[0], &mut x[di])
         };
-        self.add_flow(
-            kind,
-            pair,
-            ends,
-            App::Bulk {
-                flow: id,
-                size,
-                stop,
-            },
-            start,
-            stop,
-        )
+        let (Endpoints::Tcp { receiver: rcv, .. }, Endpoints::Tcp { sender: snd, .. }) =
+            (&mut up.ends, &mut down.ends)
+        else {
+            return;
+        };
+        let mut em = emit(now, &mut self.out, &mut self.next_uid);
+        if snd.state == crate::transport::tcp::sender::SenderState::Closed {
+            if !rcv.started() {
+                return;
+            }
+            snd.open(&mut em);
+        }
+        let room = relay.buffer.saturating_sub(snd.unacked_bytes());
+        let n = rcv.unread().min(room);
+        let last = relay.up_closed && !relay.down_closed && n == rcv.unread();
+        rcv.take(n);
+        if last {
+            snd.write_last(n, &mut em);
+            relay.down_closed = true;
+        } else if n > 0 {
+            snd.write(n, &mut em);
+        }
+        let held = snd.unacked_bytes();
+        relay.peak = relay.peak.max(held + rcv.unread());
+        rcv.set_held(held, &mut em);
     }
 
     fn add_flow(
@@ -274,6 +453,10 @@ impl Simulation {
             completed: None,
             sender_timer: None,
             ack_timer: None,
+            origin: id,
+            last_hop: true,
+            relay_in: None,
+            relay_out: None,
         });
         self.apps.push(app);
         self.queue
@@ -743,13 +926,28 @@ impl Simulation {
         match (&mut flow.ends, pkt.kind) {
             (Endpoints::Tcp { receiver, .. }, PacketKind::Syn | PacketKind::TcpData) => {
                 let d = receiver.on_segment(&pkt, &mut em);
-                flow.delivered += d.bytes;
-                if d.closed && flow.completed.is_none() {
-                    flow.completed = Some(now);
+                let (origin, last_hop, relay) = (flow.origin, flow.last_hop, flow.relay_in);
+                if last_hop {
+                    let o = &mut self.flows[origin.idx()];
+                    o.delivered += d.bytes;
+                    if d.closed && o.completed.is_none() {
+                        o.completed = Some(now);
+                    }
+                }
+                if let Some(r) = relay {
+                    if d.closed {
+                        self.relays[r as usize].up_closed = true;
+                    }
+                    self.pump(r);
+                    self.after_endpoint(self.relays[r as usize].down)?;
                 }
             }
             (Endpoints::Tcp { sender, .. }, PacketKind::SynAck | PacketKind::TcpAck) => {
                 sender.on_ack(&pkt, &mut em);
+                if let Some(r) = flow.relay_out {
+                    self.pump(r);
+                    self.after_endpoint(self.relays[r as usize].up)?;
+                }
             }
             (Endpoints::Udp { sink }, PacketKind::Udp) => {
                 sink.packets += 1;

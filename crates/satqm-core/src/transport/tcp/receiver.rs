@@ -50,10 +50,17 @@ pub struct TcpReceiver {
     ece: bool,
     /// Delivered in order but not yet read by the application.
     unread: u64,
+    /// Bytes the application holds elsewhere on this connection's behalf (a
+    /// PEP's data not yet acknowledged downstream); they count against the
+    /// advertised window, so a full relay buffer back-pressures the sender.
+    held: u64,
+    /// The window advertised in the last ACK.
+    last_adv: u64,
     /// Reads happen as data arrives (a plain sink).
     pub auto_read: bool,
     fin_at: Option<u64>,
     closed: bool,
+    syn_seen: bool,
     mss: u32,
     pub stats: ReceiverStats,
 }
@@ -84,9 +91,12 @@ impl TcpReceiver {
             ack_deadline: None,
             ece: false,
             unread: 0,
+            held: 0,
+            last_adv: 0,
             auto_read: true,
             fin_at: None,
             closed: false,
+            syn_seen: false,
             mss: cfg.mss,
             stats: ReceiverStats::default(),
         }
@@ -94,7 +104,33 @@ impl TcpReceiver {
 
     /// The window to advertise.
     pub fn window(&self) -> u64 {
-        self.max_window.saturating_sub(self.unread)
+        self.max_window.saturating_sub(self.unread + self.held)
+    }
+
+    /// A SYN or data has arrived (the connection is being used).
+    pub fn started(&self) -> bool {
+        self.stats.segments > 0 || self.syn_seen
+    }
+
+    /// Take up to `bytes` delivered bytes without acknowledging (a relay
+    /// moving data on; it then calls [`set_held`](Self::set_held)).
+    pub fn take(&mut self, bytes: u64) -> u64 {
+        let n = bytes.min(self.unread);
+        self.unread -= n;
+        n
+    }
+
+    /// Set the bytes held elsewhere; if the window has opened by at least
+    /// one segment since the last advertisement, send a window update.
+    pub fn set_held(&mut self, held: u64, em: &mut Emit) {
+        self.held = held;
+        self.window_update(em);
+    }
+
+    fn window_update(&mut self, em: &mut Emit) {
+        if self.window() >= self.last_adv + self.mss as u64 && self.started() {
+            self.send_ack(em);
+        }
     }
 
     pub fn unread(&self) -> u64 {
@@ -104,11 +140,9 @@ impl TcpReceiver {
     /// The application consumes up to `bytes`; if that reopens a window
     /// that was nearly closed, a window update is sent.
     pub fn read(&mut self, bytes: u64, em: &mut Emit) -> u64 {
-        let before = self.window();
-        let n = bytes.min(self.unread);
-        self.unread -= n;
-        if n > 0 && before < self.mss as u64 && self.window() >= self.mss as u64 {
-            self.send_ack(em);
+        let n = self.take(bytes);
+        if n > 0 {
+            self.window_update(em);
         }
         n
     }
@@ -128,6 +162,8 @@ impl TcpReceiver {
     /// A SYN or data segment from the sender.
     pub fn on_segment(&mut self, pkt: &Packet, em: &mut Emit) -> Delivery {
         if pkt.kind == PacketKind::Syn {
+            self.syn_seen = true;
+            self.last_adv = self.window();
             let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::SynAck);
             p.size = TCP_IP_HEADER;
             p.ack = self.rcv_nxt;
@@ -212,6 +248,7 @@ impl TcpReceiver {
         let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::TcpAck);
         p.ack = self.rcv_nxt;
         p.rwnd = self.window();
+        self.last_adv = p.rwnd;
         p.size = TCP_IP_HEADER;
         if self.ece {
             p.flags |= flags::ECE;

@@ -203,6 +203,18 @@ impl TcpSender {
         self.closed = true;
     }
 
+    /// Write the last `bytes` and close at once, so the final segment
+    /// carries FIN even if it leaves immediately (a relay forwarding the
+    /// end of a transfer).
+    pub fn write_last(&mut self, bytes: u64, em: &mut Emit) {
+        if self.closed {
+            return;
+        }
+        self.app_limit = self.app_limit.saturating_add(bytes);
+        self.closed = true;
+        self.output(em);
+    }
+
     /// Stop sending new data now (a bulk source's stop time): what has been
     /// sent is still delivered reliably.
     pub fn stop(&mut self) {
