@@ -286,10 +286,19 @@ pub struct RawSimulation {
 #[serde(deny_unknown_fields)]
 pub struct RawTopology {
     pub kind: String,
-    pub pairs: i64,
-    pub access: RawLink,
+    // dumbbell
+    pub pairs: Option<i64>,
+    pub access: Option<RawLink>,
     pub receiver_access: Option<RawLink>,
-    pub bottleneck: RawLink,
+    pub bottleneck: Option<RawLink>,
+    // ipos
+    pub servers: Option<i64>,
+    pub clients: Option<i64>,
+    pub server_links: Option<RawLink>,
+    pub client_links: Option<RawLink>,
+    pub receive: Option<RawLink>,
+    pub downlink: Option<RawLink>,
+    pub uplink: Option<RawLink>,
 }
 
 /// A delay: one value, a per-packet uniform range, a per-flow range, or a
@@ -424,6 +433,28 @@ pub struct RawTraffic {
     pub tcp: Option<RawTcp>,
     /// short: new flows per second (a Poisson process).
     pub arrival_rate: Option<f64>,
+    /// web: connections kept open.
+    pub connections: Option<i64>,
+    /// web: start-up ramp, `step` new connections every `interval`.
+    pub ramp: Option<RawRamp>,
+    /// web: page size, uniform in [min, max].
+    pub page_size: Option<RawRange>,
+    /// web: user think time after each page.
+    pub think_time: Option<Quantity>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRamp {
+    pub step: i64,
+    pub interval: Quantity,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRange {
+    pub min: Quantity,
+    pub max: Quantity,
 }
 
 // ---------------------------------------------------------------------------
@@ -497,6 +528,38 @@ pub struct Dumbbell {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Topology {
     Dumbbell(Dumbbell),
+    Ipos(Ipos),
+}
+
+impl Topology {
+    /// Host pairs traffic entries select from: the dumbbell's sender/receiver
+    /// pairs; in IPoS, pair k is (server k mod S, client k mod C).
+    pub fn pairs(&self) -> u32 {
+        match self {
+            Topology::Dumbbell(d) => d.pairs,
+            Topology::Ipos(t) => t.servers.max(t.clients),
+        }
+    }
+}
+
+/// The IP-over-satellite system of the AVQRED papers:
+///
+/// ```text
+/// server[j] --server_links--> hub --receive--> gateway ==downlink==> terminal --client_links--> client[i]
+///                                              (PEP)   <==uplink==   (PEP)
+/// ```
+/// The `receive` link's port is the gateway's receive queue (ahead of the
+/// PEP), the `transmit` link's port its transmit queue feeding the rate
+/// regulator and the space link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ipos {
+    pub servers: u32,
+    pub clients: u32,
+    pub server_links: AccessSpec,
+    pub client_links: AccessSpec,
+    pub receive: LinkSpec,
+    pub downlink: LinkSpec,
+    pub uplink: LinkSpec,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -588,6 +651,20 @@ pub enum TrafficKind {
     Short {
         size: u64,
         arrival_rate: f64,
+        tcp: TcpConfig,
+    },
+    /// HTTP-like closed loop (the AVQRED emulation): `connections` slots,
+    /// opened `ramp_step` at a time every `ramp_interval`; each slot fetches
+    /// a page of uniform size from a random server to a random client over
+    /// TCP, waits `think_time` once it has arrived, then opens a new
+    /// connection.
+    Web {
+        connections: u32,
+        ramp_step: u32,
+        ramp_interval: SimTime,
+        page_min: u64,
+        page_max: u64,
+        think_time: SimTime,
         tcp: TcpConfig,
     },
 }
@@ -701,8 +778,17 @@ impl Scenario {
             None => 1,
         };
 
-        let topology = Topology::Dumbbell(dumbbell(&raw.topology)?);
-        let Topology::Dumbbell(db) = &topology;
+        let topology = match raw.topology.kind.as_str() {
+            "dumbbell" => Topology::Dumbbell(dumbbell(&raw.topology)?),
+            "ipos" => Topology::Ipos(ipos(&raw.topology)?),
+            other => {
+                return Err(ConfigError::new(
+                    "topology.kind",
+                    format!("unknown topology {other:?} (known: \"dumbbell\", \"ipos\")"),
+                ))
+            }
+        };
+        let n_pairs = topology.pairs();
 
         let tcp_default = RawTcp::default();
         let tcp_base = raw.tcp.as_ref().unwrap_or(&tcp_default);
@@ -721,7 +807,7 @@ impl Scenario {
                 t,
                 &format!("traffic[{i}]"),
                 tcp_base,
-                db.pairs,
+                n_pairs,
                 duration,
             )?);
         }
@@ -964,15 +1050,133 @@ fn erasure(v: Option<f64>, path: &str) -> Result<f64, ConfigError> {
     Ok(p)
 }
 
-fn dumbbell(t: &RawTopology) -> Result<Dumbbell, ConfigError> {
-    if t.kind != "dumbbell" {
-        return Err(ConfigError::new(
-            "topology.kind",
-            format!("unknown topology {:?} (known: \"dumbbell\")", t.kind),
-        ));
+/// Refuse keys that belong to another topology kind.
+fn only_keys(t: &RawTopology, allowed: &[&str]) -> Result<(), ConfigError> {
+    let present = [
+        ("pairs", t.pairs.is_some()),
+        ("access", t.access.is_some()),
+        ("receiver_access", t.receiver_access.is_some()),
+        ("bottleneck", t.bottleneck.is_some()),
+        ("servers", t.servers.is_some()),
+        ("clients", t.clients.is_some()),
+        ("server_links", t.server_links.is_some()),
+        ("client_links", t.client_links.is_some()),
+        ("receive", t.receive.is_some()),
+        ("downlink", t.downlink.is_some()),
+        ("uplink", t.uplink.is_some()),
+    ];
+    for (k, set) in present {
+        if set && !allowed.contains(&k) {
+            return Err(ConfigError::new(
+                format!("topology.{k}"),
+                format!("is not used by topology kind {:?}", t.kind),
+            ));
+        }
     }
-    let pairs = int_in(t.pairs, "topology.pairs", 1, 100_000)? as u32;
-    let (alink, adelay) = link(&t.access, "topology.access", true)?;
+    Ok(())
+}
+
+fn required<'a, T>(v: &'a Option<T>, path: &str) -> Result<&'a T, ConfigError> {
+    v.as_ref()
+        .ok_or_else(|| ConfigError::new(path, "is required"))
+}
+
+fn ipos(t: &RawTopology) -> Result<Ipos, ConfigError> {
+    only_keys(
+        t,
+        &[
+            "servers",
+            "clients",
+            "server_links",
+            "client_links",
+            "receive",
+            "downlink",
+            "uplink",
+        ],
+    )?;
+    let servers = int_in(
+        *required(&t.servers, "topology.servers")?,
+        "topology.servers",
+        1,
+        100_000,
+    )? as u32;
+    let clients = int_in(
+        *required(&t.clients, "topology.clients")?,
+        "topology.clients",
+        1,
+        100_000,
+    )? as u32;
+    let (sl, sd) = link(
+        required(&t.server_links, "topology.server_links")?,
+        "topology.server_links",
+        true,
+    )?;
+    if let AccessDelay::List(v) = &sd {
+        if v.len() != servers as usize {
+            return Err(ConfigError::new(
+                "topology.server_links.delay",
+                format!("lists {} delays for {servers} servers", v.len()),
+            ));
+        }
+    }
+    let (cl, cd) = link(
+        required(&t.client_links, "topology.client_links")?,
+        "topology.client_links",
+        true,
+    )?;
+    if let AccessDelay::List(v) = &cd {
+        if v.len() != clients as usize {
+            return Err(ConfigError::new(
+                "topology.client_links.delay",
+                format!("lists {} delays for {clients} clients", v.len()),
+            ));
+        }
+    }
+    let (receive, _) = link(
+        required(&t.receive, "topology.receive")?,
+        "topology.receive",
+        false,
+    )?;
+    let (downlink, _) = link(
+        required(&t.downlink, "topology.downlink")?,
+        "topology.downlink",
+        false,
+    )?;
+    let (uplink, _) = link(
+        required(&t.uplink, "topology.uplink")?,
+        "topology.uplink",
+        false,
+    )?;
+    Ok(Ipos {
+        servers,
+        clients,
+        server_links: AccessSpec {
+            link: sl,
+            delay: sd,
+        },
+        client_links: AccessSpec {
+            link: cl,
+            delay: cd,
+        },
+        receive,
+        downlink,
+        uplink,
+    })
+}
+
+fn dumbbell(t: &RawTopology) -> Result<Dumbbell, ConfigError> {
+    only_keys(t, &["pairs", "access", "receiver_access", "bottleneck"])?;
+    let pairs = int_in(
+        *required(&t.pairs, "topology.pairs")?,
+        "topology.pairs",
+        1,
+        100_000,
+    )? as u32;
+    let (alink, adelay) = link(
+        required(&t.access, "topology.access")?,
+        "topology.access",
+        true,
+    )?;
     if let AccessDelay::List(v) = &adelay {
         if v.len() != pairs as usize {
             return Err(ConfigError::new(
@@ -1000,7 +1204,11 @@ fn dumbbell(t: &RawTopology) -> Result<Dumbbell, ConfigError> {
         }
         None => access.clone(),
     };
-    let (bottleneck, _) = link(&t.bottleneck, "topology.bottleneck", false)?;
+    let (bottleneck, _) = link(
+        required(&t.bottleneck, "topology.bottleneck")?,
+        "topology.bottleneck",
+        false,
+    )?;
     Ok(Dumbbell {
         pairs,
         access,
@@ -1199,7 +1407,83 @@ fn traffic_entry(
     if t.arrival_rate.is_some() && t.kind != "short" {
         return Err(unused("arrival_rate", &t.kind));
     }
+    if t.kind != "web" {
+        for (k, set) in [
+            ("connections", t.connections.is_some()),
+            ("ramp", t.ramp.is_some()),
+            ("page_size", t.page_size.is_some()),
+            ("think_time", t.think_time.is_some()),
+        ] {
+            if set {
+                return Err(unused(k, &t.kind));
+            }
+        }
+    }
     let kind = match t.kind.as_str() {
+        "web" => {
+            for (k, set) in [
+                ("rate", t.rate.is_some()),
+                ("packet_size", t.packet_size.is_some()),
+                ("size", t.size.is_some()),
+                ("pairs", t.pairs.is_some()),
+            ] {
+                if set {
+                    return Err(unused(k, &t.kind));
+                }
+            }
+            let connections = int_in(
+                t.connections.ok_or_else(|| {
+                    ConfigError::new(format!("{path}.connections"), "is required for web traffic")
+                })?,
+                &format!("{path}.connections"),
+                1,
+                1_000_000,
+            )? as u32;
+            let (ramp_step, ramp_interval) = match &t.ramp {
+                Some(r) => (
+                    int_in(r.step, &format!("{path}.ramp.step"), 1, 1_000_000)? as u32,
+                    time(&r.interval, &format!("{path}.ramp.interval"), true)?,
+                ),
+                None => (connections, SimTime::ZERO),
+            };
+            let (page_min, page_max) = match &t.page_size {
+                Some(r) => {
+                    let lo = bytes(&r.min, &format!("{path}.page_size.min"))?;
+                    let hi = bytes(&r.max, &format!("{path}.page_size.max"))?;
+                    if lo > hi {
+                        return Err(ConfigError::new(
+                            format!("{path}.page_size"),
+                            "min must be <= max",
+                        ));
+                    }
+                    (lo, hi)
+                }
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{path}.page_size"),
+                        "is required for web traffic",
+                    ))
+                }
+            };
+            let think_time = match &t.think_time {
+                Some(q) => time(q, &format!("{path}.think_time"), true)?,
+                None => SimTime::ZERO,
+            };
+            let merged = match &t.tcp {
+                Some(o) => tcp_base.overlay(o),
+                None => tcp_base.clone(),
+            };
+            let tcp = tcp_config(&merged, &format!("{path}.tcp"))?;
+            TrafficKind::Web {
+                connections,
+                ramp_step,
+                ramp_interval,
+                page_min,
+                page_max,
+                think_time,
+                tcp,
+            }
+        }
         "short" => {
             if t.rate.is_some() {
                 return Err(unused("rate", &t.kind));
@@ -1289,7 +1573,7 @@ fn traffic_entry(
         other => {
             return Err(ConfigError::new(
                 format!("{path}.kind"),
-                format!("unknown traffic kind {other:?} (known: bulk, cbr, short)"),
+                format!("unknown traffic kind {other:?} (known: bulk, cbr, short, web)"),
             ))
         }
     };
@@ -1333,7 +1617,9 @@ kind = "bulk"
     #[test]
     fn base_parses_with_units() {
         let s = Scenario::from_toml(BASE).unwrap();
-        let Topology::Dumbbell(d) = &s.topology;
+        let Topology::Dumbbell(d) = &s.topology else {
+            panic!()
+        };
         assert_eq!(d.bottleneck.rate, Rate(10_000_000));
         assert_eq!(d.bottleneck.delay, DelayModel::Fixed(SimTime::from_ms(290)));
         assert_eq!(d.bottleneck.buffer, BufferLimit::Packets(800));

@@ -56,6 +56,8 @@ pub struct Flow {
     relay_in: Option<u32>,
     /// The relay that feeds this connection's sender.
     relay_out: Option<u32>,
+    /// The application to tell when the transfer has arrived.
+    owner: Option<AppId>,
 }
 
 /// A PEP joining two TCP connections: data delivered on `up` is written
@@ -126,6 +128,10 @@ pub struct Simulation {
     pub bottleneck: LinkId,
     /// (sender, receiver) node of each host pair.
     pairs: Vec<(NodeId, NodeId)>,
+    /// Distinct senders and receivers of the pairs (web traffic's servers
+    /// and clients).
+    servers: Vec<NodeId>,
+    clients: Vec<NodeId>,
     /// Links the sampler records (only their interval counters are reset).
     monitored: Vec<LinkId>,
     warmup_snapshot_taken: bool,
@@ -133,6 +139,16 @@ pub struct Simulation {
     peps: Vec<Pep>,
     pub relays: Vec<Relay>,
     pub seed: u64,
+}
+
+fn distinct(nodes: impl Iterator<Item = NodeId>) -> Vec<NodeId> {
+    let mut out: Vec<NodeId> = Vec::new();
+    for n in nodes {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 fn emit<'a>(now: SimTime, out: &'a mut Vec<Packet>, next_uid: &'a mut u64) -> Emit<'a> {
@@ -145,13 +161,14 @@ impl Simulation {
         let seed = scenario.seed;
         let built: Built = match &scenario.topology {
             Topology::Dumbbell(db) => topology::dumbbell::build(db, seed),
+            Topology::Ipos(t) => topology::ipos::build(t, seed),
         };
         let endpoints: Vec<_> = built.links.iter().map(|l| (l.from, l.to)).collect();
         let routes = Routes::build(built.n_nodes, &endpoints);
         let bottleneck = built
             .links
             .iter()
-            .position(|l| l.name == "bottleneck")
+            .position(|l| l.name == built.bottleneck)
             .map(|i| LinkId(i as u32))
             .unwrap_or(LinkId(0));
 
@@ -177,6 +194,8 @@ impl Simulation {
             bottleneck,
             monitored: Vec::new(),
             pairs: built.pairs.clone(),
+            servers: distinct(built.pairs.iter().map(|p| p.0)),
+            clients: distinct(built.pairs.iter().map(|p| p.1)),
             warmup_snapshot_taken: false,
             aqms: Vec::new(),
             peps: Vec::new(),
@@ -205,6 +224,32 @@ impl Simulation {
 
         let mut start_rng = Rng::stream(seed, "start", 0);
         for (entry, t) in scenario.traffic.iter().enumerate() {
+            if let TrafficKind::Web {
+                connections,
+                ramp_step,
+                ramp_interval,
+                page_min,
+                page_max,
+                think_time,
+                tcp,
+            } = &t.kind
+            {
+                for slot in 0..*connections {
+                    let app = AppId(sim.apps.len() as u32);
+                    sim.apps.push(App::WebSlot {
+                        page_min: *page_min,
+                        page_max: *page_max,
+                        think: *think_time,
+                        tcp: tcp.clone(),
+                        rng: Rng::stream(seed, "web", ((entry as u64) << 32) | slot as u64),
+                    });
+                    let at = SimTime(ramp_interval.ns() * (slot / ramp_step) as u64);
+                    if at <= sim.end {
+                        sim.queue.schedule(at, Event::App(app, traffic::START));
+                    }
+                }
+                continue;
+            }
             if let TrafficKind::Short {
                 size,
                 arrival_rate,
@@ -248,6 +293,7 @@ impl Simulation {
                         sim.add_flow(
                             "cbr",
                             pair,
+                            (src, dst),
                             Endpoints::Udp {
                                 sink: UdpSink::default(),
                             },
@@ -256,7 +302,9 @@ impl Simulation {
                             t.stop,
                         );
                     }
-                    TrafficKind::Short { .. } => unreachable!("handled above"),
+                    TrafficKind::Short { .. } | TrafficKind::Web { .. } => {
+                        unreachable!("handled above")
+                    }
                 }
             }
         }
@@ -280,6 +328,20 @@ impl Simulation {
         stop: Option<SimTime>,
     ) -> FlowId {
         let (src, dst) = self.pairs[pair as usize];
+        self.add_tcp_flow_between(kind, pair, (src, dst), tcp, size, start, stop)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_tcp_flow_between(
+        &mut self,
+        kind: &'static str,
+        pair: u32,
+        (src, dst): (NodeId, NodeId),
+        tcp: &crate::config::TcpConfig,
+        size: Option<u64>,
+        start: SimTime,
+        stop: Option<SimTime>,
+    ) -> FlowId {
         let hops = self.peps_on_path(src, dst);
         let id = FlowId(self.flows.len() as u32);
         let mut nodes = vec![src];
@@ -315,6 +377,7 @@ impl Simulation {
                 self.add_flow(
                     kind,
                     pair,
+                    (a, b),
                     ends,
                     App::Bulk {
                         flow: this,
@@ -344,6 +407,7 @@ impl Simulation {
                     last_hop,
                     relay_in: None,
                     relay_out: None,
+                    owner: None,
                 });
             }
             self.flows[this.idx()].origin = id;
@@ -426,16 +490,17 @@ impl Simulation {
         rcv.set_held(held, &mut em);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn add_flow(
         &mut self,
         kind: &'static str,
         pair: u32,
+        (src, dst): (NodeId, NodeId),
         ends: Endpoints,
         app: App,
         start: SimTime,
         stop: Option<SimTime>,
     ) -> FlowId {
-        let (src, dst) = self.pairs[pair as usize];
         let id = FlowId(self.flows.len() as u32);
         let app_id = AppId(self.apps.len() as u32);
         self.flows.push(Flow {
@@ -457,6 +522,7 @@ impl Simulation {
             last_hop: true,
             relay_in: None,
             relay_out: None,
+            owner: None,
         });
         self.apps.push(app);
         self.queue
@@ -499,6 +565,7 @@ impl Simulation {
             let aqm = a.params.build(
                 self.links[monitor.idx()].rate.bps(),
                 self.links[at.idx()].port.limit,
+                a.mode == AqmMode::Mark,
             );
             if let Some(iv) = aqm.timer_interval() {
                 self.queue.schedule(iv, Event::AqmTimer(idx));
@@ -679,6 +746,31 @@ impl Simulation {
                     _ => {}
                 }
                 f
+            }
+            App::WebSlot {
+                page_min,
+                page_max,
+                tcp,
+                rng,
+                ..
+            } => {
+                // START (the ramp) and TICK (think time over): a new page.
+                let size = rng.uniform_u64(*page_min, *page_max);
+                let s = rng.uniform_u64(0, self.servers.len() as u64 - 1) as usize;
+                let c = rng.uniform_u64(0, self.clients.len() as u64 - 1) as usize;
+                let tcp = tcp.clone();
+                let (src, dst) = (self.servers[s], self.clients[c]);
+                let f = self.add_tcp_flow_between(
+                    "web",
+                    c as u32,
+                    (src, dst),
+                    &tcp,
+                    Some(size),
+                    now,
+                    None,
+                );
+                self.flows[f.idx()].owner = Some(a);
+                return Ok(());
             }
             App::Arrivals {
                 pairs,
@@ -932,6 +1024,12 @@ impl Simulation {
                     o.delivered += d.bytes;
                     if d.closed && o.completed.is_none() {
                         o.completed = Some(now);
+                        if let Some(owner) = o.owner {
+                            if let App::WebSlot { think, .. } = &self.apps[owner.idx()] {
+                                self.queue
+                                    .schedule(now + *think, Event::App(owner, traffic::TICK));
+                            }
+                        }
                     }
                 }
                 if let Some(r) = relay {
@@ -1137,6 +1235,11 @@ impl Simulation {
             long
         };
         let short: Vec<&FlowSummary> = flows.iter().filter(|f| f.kind == "short").collect();
+        let web = self.flows.iter().filter(|f| f.kind == "web");
+        let web_births = web.clone().filter(|f| f.start >= self.warmup).count();
+        let web_deaths = web
+            .filter(|f| f.completed.is_some_and(|c| c >= self.warmup))
+            .count();
         let short_done: Vec<f64> = short
             .iter()
             .filter(|f| f.completion_s.is_finite())
@@ -1190,6 +1293,9 @@ impl Simulation {
                 "short_flow_time_mean_s",
                 mean_std(short_done.iter().copied()).0,
             ),
+            ("web_connections_opened", web_births as f64),
+            ("web_pages_completed", web_deaths as f64),
+            ("web_births_per_s", web_births as f64 / window),
             (
                 "retransmits_total",
                 flows.iter().map(|f| f.retransmits as f64).sum(),

@@ -6,9 +6,13 @@
 //! Errata handled (see DESIGN.md and docs/aqm.md): `p_a = p_b / (1 - count
 //! p_b)` (the printed `p_a / …` is a typo), and `last_measure` moves only when
 //! the virtual queue is drained, so that with packets less than
-//! `measure_interval` apart (as at 20 Mbit/s) it still drains. Every
-//! arriving packet, marked or not, joins the virtual queue, as the
-//! pseudo-code adds `b` after the decision unconditionally.
+//! `measure_interval` apart (as at 20 Mbit/s) it still drains. A packet
+//! joins the virtual queue unless the verdict drops it: the virtual queue
+//! stands for what will be transmitted, and a dropped packet never is (the
+//! printed pseudo-code adds `b` after the decision with an indentation that
+//! cannot be read either way; counting drops would make the virtual queue
+//! track offered load, and retransmissions of dropped packets would lock a
+//! dropping port into forced drops).
 
 use super::params::ParamTable;
 use super::vq::VirtualQueue;
@@ -68,10 +72,11 @@ pub struct AvqRed {
     prev_tx_bytes: u64,
     count: i64,
     last_p: f64,
+    mark_mode: bool,
 }
 
 impl AvqRed {
-    pub fn new(p: &AvqRedParams, rate_bps: u64) -> AvqRed {
+    pub fn new(p: &AvqRedParams, rate_bps: u64, mark_mode: bool) -> AvqRed {
         let max_cap = p.max_capacity.unwrap_or(rate_bps) as f64;
         let min_cap = p
             .min_capacity
@@ -87,6 +92,7 @@ impl AvqRed {
             prev_tx_bytes: 0,
             count: -1,
             last_p: 0.0,
+            mark_mode,
         }
     }
 
@@ -121,7 +127,14 @@ impl AvqRed {
             self.last_p = 0.0;
             Verdict::Pass
         };
-        self.vq.bytes += pkt.size as f64;
+        let dropped = match v {
+            Verdict::Pass => false,
+            Verdict::Mark(_) => !(self.mark_mode && pkt.ecn_capable),
+            Verdict::Drop(_) => true,
+        };
+        if !dropped {
+            self.vq.bytes += pkt.size as f64;
+        }
         v
     }
 
@@ -151,7 +164,7 @@ mod tests {
             max_capacity: Some(12_000_000),
             measure_interval: SimTime::from_ms(1),
         };
-        let mut a = AvqRed::new(&p, 20_000_000);
+        let mut a = AvqRed::new(&p, 20_000_000, false);
         let q = QueueView::default();
         let pkt = PacketMeta {
             size: 1500,

@@ -152,14 +152,16 @@ impl AqmParams {
 
     /// An algorithm monitoring a port of `rate_bps` and acting on one with
     /// buffer `limit`.
-    pub fn build(&self, rate_bps: u64, limit: BufferLimit) -> Aqm {
+    /// `mark_mode`: signals become ECN marks on ECN-capable packets (the
+    /// scenario's `mode = "mark"`).
+    pub fn build(&self, rate_bps: u64, limit: BufferLimit, mark_mode: bool) -> Aqm {
         match self {
             AqmParams::DropTail => Aqm::DropTail,
             AqmParams::Red(p) => Aqm::Red(Red::new(p.clone())),
             AqmParams::Ared(p) => Aqm::Ared(Ared::new(p, rate_bps)),
             AqmParams::Gkvq(p) => Aqm::Gkvq(Gkvq::new(p, rate_bps, limit)),
             AqmParams::Avq(p) => Aqm::Avq(Avq::new(p, rate_bps, limit)),
-            AqmParams::AvqRed(p) => Aqm::AvqRed(AvqRed::new(p, rate_bps)),
+            AqmParams::AvqRed(p) => Aqm::AvqRed(AvqRed::new(p, rate_bps, mark_mode)),
             AqmParams::Pi(p) => Aqm::Pi(Pi::new(p.clone())),
             AqmParams::Rem(p) => Aqm::Rem(Rem::new(p.clone(), rate_bps)),
             AqmParams::Pie(p) => Aqm::Pie(Pie::new(p.clone())),

@@ -40,8 +40,8 @@ pub fn verdict_name(v: Verdict) -> &'static str {
     }
 }
 
-/// Parse an AQM table (`kind` plus parameters, as in a scenario's `[[aqm]]`
-/// without placement) and replay `events`; returns each event's verdict
+/// Parse an AQM table (`kind`, optional `mode`, and parameters, as in a
+/// scenario's `[[aqm]]` without placement) and replay `events`; returns each event's verdict
 /// (`None` for timer ticks) and the probe after it. At a departure, any
 /// verdict other than `pass` is taken as a drop; if it leaves the queue
 /// empty the algorithm is told so, as the port does.
@@ -58,9 +58,15 @@ pub fn replay(
         Some(_) => return Err(ConfigError::new("kind", "must be a string").into()),
         None => return Err(ConfigError::new("kind", "is required").into()),
     };
+    let mark_mode = match table.remove("mode") {
+        None => false,
+        Some(toml::Value::String(m)) if m == "drop" => false,
+        Some(toml::Value::String(m)) if m == "mark" => true,
+        Some(_) => return Err(ConfigError::new("mode", "must be \"drop\" or \"mark\"").into()),
+    };
     let mut t = ParamTable::new("", table);
     let params = AqmParams::parse(&kind, &mut t)?;
-    let mut aqm = params.build(rate_bps, BufferLimit::Bytes(limit_bytes));
+    let mut aqm = params.build(rate_bps, BufferLimit::Bytes(limit_bytes), mark_mode);
     let mut out = Vec::with_capacity(events.len());
     for e in events {
         let v = match e.kind {

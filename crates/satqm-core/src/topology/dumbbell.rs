@@ -16,7 +16,7 @@ use crate::time::SimTime;
 
 use super::Built;
 
-fn pair_delay(spec: &AccessSpec, i: u32, rng: &mut Rng) -> DelayModel {
+pub(crate) fn pair_delay(spec: &AccessSpec, i: u32, rng: &mut Rng) -> DelayModel {
     match &spec.delay {
         AccessDelay::Same(d) => *d,
         AccessDelay::Range(lo, hi) => DelayModel::Fixed(SimTime(rng.uniform_u64(lo.ns(), hi.ns()))),
@@ -30,6 +30,7 @@ pub fn build(db: &Dumbbell, seed: u64) -> Built {
         node_names: Vec::new(),
         links: Vec::new(),
         pairs: Vec::new(),
+        bottleneck: "bottleneck".into(),
     };
     let n = db.pairs;
     let senders: Vec<_> = (0..n).map(|i| b.node(format!("sender[{i}]"))).collect();

@@ -1,6 +1,7 @@
 //! Topology builders: turn a scenario's `[topology]` into nodes and links.
 
 pub mod dumbbell;
+pub mod ipos;
 
 use crate::config::LinkSpec;
 use crate::ids::NodeId;
@@ -15,6 +16,8 @@ pub struct Built {
     pub links: Vec<Link>,
     /// (sender node, receiver node) of each host pair.
     pub pairs: Vec<(NodeId, NodeId)>,
+    /// The link the summary reports.
+    pub bottleneck: String,
 }
 
 impl Built {
@@ -34,24 +37,72 @@ impl Built {
         seed: u64,
         monitored: bool,
     ) {
-        for (dir, (from, to), buffer, loss) in [
-            ("", (a, b), spec.buffer, spec.loss),
-            (".reverse", (b, a), spec.reverse_buffer, spec.reverse_loss),
-        ] {
-            let index = self.links.len() as u64;
-            self.links.push(Link {
-                name: format!("{name}{dir}"),
-                from,
-                to,
-                rate: spec.rate,
-                delay: spec.delay,
-                loss,
-                port: Port::new(buffer),
-                line: Default::default(),
-                last_arrival: Default::default(),
-                rng: Rng::stream(seed, "link", index),
-                monitored,
-            });
-        }
+        self.add_link(
+            name.to_string(),
+            (a, b),
+            spec,
+            spec.buffer,
+            spec.loss,
+            seed,
+            monitored,
+        );
+        let rev = format!("{name}.reverse");
+        self.add_link(
+            rev,
+            (b, a),
+            spec,
+            spec.reverse_buffer,
+            spec.reverse_loss,
+            seed,
+            monitored,
+        );
+    }
+
+    /// Add one direction only.
+    pub fn simplex(
+        &mut self,
+        name: &str,
+        a: NodeId,
+        b: NodeId,
+        spec: &LinkSpec,
+        seed: u64,
+        monitored: bool,
+    ) {
+        self.add_link(
+            name.to_string(),
+            (a, b),
+            spec,
+            spec.buffer,
+            spec.loss,
+            seed,
+            monitored,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_link(
+        &mut self,
+        name: String,
+        (from, to): (NodeId, NodeId),
+        spec: &LinkSpec,
+        buffer: crate::config::BufferLimit,
+        loss: f64,
+        seed: u64,
+        monitored: bool,
+    ) {
+        let index = self.links.len() as u64;
+        self.links.push(Link {
+            name,
+            from,
+            to,
+            rate: spec.rate,
+            delay: spec.delay,
+            loss,
+            port: Port::new(buffer),
+            line: Default::default(),
+            last_arrival: Default::default(),
+            rng: Rng::stream(seed, "link", index),
+            monitored,
+        });
     }
 }

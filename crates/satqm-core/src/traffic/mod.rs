@@ -32,6 +32,14 @@ pub enum App {
         stop: Option<SimTime>,
         rng: Rng,
     },
+    /// One connection slot of web traffic: fetch a page, think, repeat.
+    WebSlot {
+        page_min: u64,
+        page_max: u64,
+        think: SimTime,
+        tcp: TcpConfig,
+        rng: Rng,
+    },
     /// Sends UDP datagrams at a constant rate until `stop`.
     Cbr {
         source: CbrSource,

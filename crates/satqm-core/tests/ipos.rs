@@ -1,0 +1,152 @@
+//! The IP-over-satellite topology with PEPs at the gateway and terminal,
+//! and the web traffic of the AVQRED emulation.
+
+mod common;
+
+use common::*;
+use satqm_core::{SimTime, Simulation};
+
+fn ipos(traffic: &str, aqm: &str, duration: &str) -> String {
+    format!(
+        r#"
+[simulation]
+duration = "{duration}"
+[topology]
+kind = "ipos"
+servers = 4
+clients = 6
+[topology.server_links]
+rate = "100 Mbps"
+delay = {{ min = "20 ms", max = "40 ms" }}
+[topology.client_links]
+rate = "100 Mbps"
+delay = "2 ms"
+[topology.receive]
+rate = "100 Mbps"
+delay = "0 ms"
+[topology.downlink]
+rate = "20 Mbps"
+delay = {{ uniform = ["305 ms", "405 ms"] }}
+buffer = 100000
+[topology.uplink]
+rate = "1 Mbps"
+delay = {{ uniform = ["300 ms", "400 ms"] }}
+[tcp]
+recovery = "sack"
+[[pep]]
+at = "gateway"
+buffer = "1 MB"
+[pep.tcp]
+initial_window = 10
+[[pep]]
+at = "terminal"
+buffer = "1 MB"
+{traffic}
+{aqm}
+"#
+    )
+}
+
+#[test]
+fn a_transfer_crosses_three_connections_with_their_own_rtts() {
+    let text = ipos(
+        "[[traffic]]\nkind = \"bulk\"\npairs = 0\nsize = \"2 MB\"",
+        "",
+        "60 s",
+    );
+    let sim = run(&text);
+    assert_eq!(
+        sim.flows.len(),
+        3,
+        "server->gateway, gateway->terminal, terminal->client"
+    );
+    assert_eq!(sim.flows[0].delivered, 2_000_000);
+    assert!(sim.flows[0].completed.is_some());
+    let fs = sim.flow_summaries();
+    // Server side: 40-80 ms; satellite hop: 2 x (305..405 ms); client side: 4 ms.
+    assert!(
+        fs[0].rtt_min_s > 0.04 && fs[0].rtt_min_s < 0.09,
+        "{}",
+        fs[0].rtt_min_s
+    );
+    assert!(
+        fs[1].rtt_min_s > 0.6 && fs[1].rtt_min_s < 0.85,
+        "{}",
+        fs[1].rtt_min_s
+    );
+    assert!(fs[2].rtt_min_s < 0.01, "{}", fs[2].rtt_min_s);
+    assert_eq!(summary(&sim, "drops_total"), 0.0);
+}
+
+#[test]
+fn web_slots_ramp_up_and_replace_connections_after_think_time() {
+    let web =
+        "[[traffic]]\nkind = \"web\"\nconnections = 12\nramp = { step = 4, interval = \"10 s\" }\n\
+               page_size = { min = \"20 kB\", max = \"40 kB\" }\nthink_time = \"5 s\"";
+    let mut sim = Simulation::from_toml(&ipos(web, "", "120 s")).unwrap();
+    sim.run().unwrap();
+    // The ramp: 4 slots start at 0 s, 4 at 10 s, 4 at 20 s.
+    for step in 0..3u64 {
+        let at = SimTime::from_secs(10 * step);
+        let n = sim
+            .flows
+            .iter()
+            .filter(|f| f.kind == "web" && f.start == at)
+            .count();
+        assert_eq!(n, 4, "ramp step at {at}");
+    }
+    // Each later page starts one think time after the slot's previous one
+    // arrived.
+    let done: Vec<f64> = sim
+        .flows
+        .iter()
+        .filter_map(|f| f.completed)
+        .map(|c| c.secs_f64())
+        .collect();
+    let later: Vec<f64> = sim
+        .flows
+        .iter()
+        .filter(|f| f.kind == "web" && f.start > SimTime::from_secs(20))
+        .map(|f| f.start.secs_f64())
+        .collect();
+    assert!(!later.is_empty());
+    for s in &later {
+        assert!(
+            done.iter().any(|c| (s - c - 5.0).abs() < 1e-9),
+            "start {s} is 5 s after a completion"
+        );
+    }
+    let done: Vec<_> = sim
+        .flows
+        .iter()
+        .filter(|f| f.kind == "web" && f.completed.is_some())
+        .collect();
+    // Small pages over a 0.7 s satellite RTT: a few seconds each, then 5 s
+    // of thought: every slot fetches many pages in two minutes.
+    assert!(done.len() > 60, "{} pages fetched", done.len());
+    for f in &done {
+        let size = f.delivered;
+        assert!((20_000..=40_000).contains(&size), "page of {size} bytes");
+    }
+    let c = sim.packet_counts();
+    assert_eq!(c.created, c.delivered + c.dropped + c.in_flight);
+}
+
+/// The AVQRED papers' Table 1 placement for RED: it watches the transmit
+/// queue and drops at the receive queue; nothing is dropped after the PEP.
+#[test]
+fn red_watching_the_transmit_queue_drops_only_at_the_receive_queue() {
+    let bulk = "[[traffic]]\nkind = \"bulk\"\npairs = { from = 0, to = 5 }";
+    let red = "[[aqm]]\nkind = \"red\"\nat = \"receive\"\nmonitor = \"transmit\"\n\
+               min_th = 60\nmax_th = 120\nw_q = 0.02\nmax_p = 0.5";
+    let sim = run(&ipos(bulk, red, "90 s"));
+    let receive = sim.links.iter().position(|l| l.name == "receive").unwrap() as u32;
+    assert!(sim.drops.link.len() > 10, "RED acts");
+    assert!(
+        sim.drops.link.iter().all(|&l| l == receive),
+        "drops only at the receive queue"
+    );
+    let transmit = &sim.links[sim.bottleneck.idx()];
+    assert_eq!(transmit.name, "transmit");
+    assert_eq!(transmit.port.drops_total, 0);
+}
