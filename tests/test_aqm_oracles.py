@@ -76,6 +76,8 @@ class Scenario:
 
 
 def _s(name, params, rate, limit, phases, duration, marks_join=True):
+    if "min_capacity" in params or "packet_bytes" in params:  # AVQRED: the mode matters
+        params = {**params, "mode": "mark" if marks_join else "drop"}
     return Scenario(name, params, rate, limit, phases, duration, marks_join)
 
 
@@ -483,12 +485,26 @@ def test_avqred_1ms_rule_drain_and_thresholds():
     # q_size 3.5: count 1, p_b 0.75, count*p_b < 1 -> p_a = 0.75/0.25 = 3 -> mark
     assert r.on_arrival(arr(1_800_000, size=1500, dep=6000, u=0.99)) == "mark:early"
     assert r.prob == pytest.approx(1.0) and r.count == 0  # 3.0, capped: a probability
-    assert r.vq == pytest.approx(6750)  # a marked packet still joins the VQ
-    # q_size 4.5 >= max_th: forced
+    assert r.vq == pytest.approx(5250)  # mode drop: the marked packet is dropped, not queued
+    # q_size 3.5 again: count 1 -> p_a 3 -> mark (dropped: VQ unchanged)
+    assert r.on_arrival(arr(1_850_000, size=1500, dep=6000, u=0.99)) == "mark:early"
+    assert r.vq == pytest.approx(5250)
+    # with ECN marks (mode mark), a marked ECN-capable packet is sent, so it joins
+    m = make("avqred", {"min_th": 2, "max_th": 4, "packet_bytes": 1500, "mode": "mark"},
+             rate, 99_999)
+    m.vq = 5250.0
+    m.last_measure = 1_800_000
+    ev = arr(1_850_000, size=1500, dep=6000, u=0.0)
+    ev["ecn"] = True
+    assert m.on_arrival(ev) == "mark:early" and m.vq == pytest.approx(6750)
+    ev = arr(1_860_000, size=1500, dep=6000, u=0.0)  # not ECN-capable: dropped
+    assert m.on_arrival(ev) == "mark:forced" and m.vq == pytest.approx(6750)
+    # back to r: fill to q_size 4.5 >= max_th: forced
+    r.vq = 6750.0
     assert r.on_arrival(arr(1_900_000, size=1500, dep=6000)) == "mark:forced"
-    assert r.vq == pytest.approx(8250)
-    # 20.4 ms later, nothing sent: output 0, v = 0.5 * 12e6 = 6e6 (within [1e6, 12e6]);
-    # serviced 6e6 * 20.4e-3 / 8 = 15300 B >= 8250: VQ empties, then + 40
+    assert r.vq == pytest.approx(6750)
+    # 20 ms later, nothing sent: output 0, v = 0.5 * 12e6 = 6e6 (within [1e6, 12e6]);
+    # serviced 6e6 * 20.4e-3 / 8 = 15300 B >= 6750: VQ empties, then + 40
     r.on_arrival(arr(21_900_000, size=40, dep=6000))
     assert r.v_capacity == pytest.approx(6e6)
     assert r.vq == pytest.approx(40.0)

@@ -8,7 +8,7 @@ comments): ``p_a = p_b / (1 - count p_b)`` (the text prints ``p_a / (...)``);
 ``last_measure`` moves only inside the ``delta > measure_interval`` branch
 (the printed pseudo-code sets it on every arrival, which would stop the
 virtual queue from ever draining when packets are < 1 ms apart); ``VQ``
-grows by every arriving packet, marked or not; ``p_a = 1`` when
+grows by every packet that is not dropped; ``p_a = 1`` when
 ``count p_b >= 1`` (not in the papers).
 
 Branches: ``no_measure`` (arrival within ``measure_interval`` of the last
@@ -34,6 +34,9 @@ class AvqRed(Oracle):
         "min_capacity": None,  # default: the monitored link's rate
         "max_capacity": None,
         "measure_interval": 0.001,
+        # The scenario's mode: with "mark", an ECN-capable marked packet is
+        # sent and so joins the virtual queue; dropped packets never do.
+        "mode": "drop",
     }
     time_params = ("measure_interval",)
     spec_probes = ("vq_bytes", "vcap_bps", "prob")
@@ -116,7 +119,14 @@ class AvqRed(Oracle):
             self.count = -1
             self.prob = 0.0
             self.hit("below")
-        self.vq += ev["size"]  # every arrival, marked or not
+        # A packet joins the virtual queue unless it is dropped (docs/aqm.md).
+        joins = verdict == "pass" or (
+            self.p["mode"] == "mark" and ev.get("ecn", False) and verdict.startswith("mark")
+        )
+        if joins:
+            self.vq += ev["size"]
+        else:
+            self.hit("dropped_not_joined")
         return verdict
 
     def probe(self) -> dict:

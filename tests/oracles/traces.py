@@ -220,7 +220,8 @@ def run(oracle: Oracle, arrivals: Sequence[tuple[int, int]], *, seed: int, durat
             k += 1
         else:
             size = arrivals[i][1]
-            ev = {"ev": "arrival", "t": t, "size": size, "u": us[i], **view}
+            # Marked packets join the queue only as ECN-capable packets.
+            ev = {"ev": "arrival", "t": t, "size": size, "u": us[i], "ecn": marks_join, **view}
             i += 1
             verdict = oracle.on_arrival(ev)
             record(ev, verdict)
