@@ -365,6 +365,7 @@ pub struct RawTcp {
     pub initial_rto: Option<Quantity>,
     pub handshake: Option<bool>,
     pub dupack_threshold: Option<i64>,
+    pub hybla_rtt0: Option<Quantity>,
 }
 
 impl RawTcp {
@@ -388,7 +389,8 @@ impl RawTcp {
             max_rto,
             initial_rto,
             handshake,
-            dupack_threshold
+            dupack_threshold,
+            hybla_rtt0
         )
     }
 }
@@ -577,6 +579,10 @@ pub enum Recovery {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CcKind {
     Reno,
+    /// TCP Hybla with reference round-trip time `rtt0`.
+    Hybla {
+        rtt0: SimTime,
+    },
 }
 
 /// TCP options of one connection.
@@ -1236,13 +1242,28 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(cc) = &raw.cc {
         c.cc = match cc.as_str() {
             "reno" => CcKind::Reno,
+            "hybla" => CcKind::Hybla {
+                rtt0: SimTime::from_ms(25),
+            },
             other => {
                 return Err(ConfigError::new(
                     format!("{path}.cc"),
-                    format!("unknown congestion control {other:?} (known: reno)"),
+                    format!("unknown congestion control {other:?} (known: reno, hybla)"),
                 ))
             }
         };
+    }
+    if let Some(q) = &raw.hybla_rtt0 {
+        let r = time(q, &format!("{path}.hybla_rtt0"), false)?;
+        match &mut c.cc {
+            CcKind::Hybla { rtt0 } => *rtt0 = r,
+            _ => {
+                return Err(ConfigError::new(
+                    format!("{path}.hybla_rtt0"),
+                    "is used only with cc = \"hybla\"",
+                ))
+            }
+        }
     }
     if let Some(m) = raw.mss {
         c.mss = int_in(m, &format!("{path}.mss"), 64, 65_495)? as u32;

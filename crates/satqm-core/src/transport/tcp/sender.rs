@@ -396,8 +396,9 @@ impl TcpSender {
                 }
             }
         } else if grow {
+            let srtt = self.rtt.srtt();
             self.cc
-                .on_ack(&mut self.win, acked, self.cfg.mss, None, now);
+                .on_ack(&mut self.win, acked, self.cfg.mss, srtt, now);
         }
 
         if self.snd_una >= self.snd_max {

@@ -4,8 +4,10 @@
 //! algorithm (Hybla, CUBIC, ...) is one file implementing
 //! [`CongestionControl`] plus one arm in [`Cc`].
 
+mod hybla;
 mod reno;
 
+pub use hybla::Hybla;
 pub use reno::Reno;
 
 use crate::config::CcKind;
@@ -20,7 +22,7 @@ pub struct Window {
 
 pub trait CongestionControl {
     /// New data was cumulatively acknowledged outside loss recovery.
-    /// `rtt` is the sample this ACK gave, if any.
+    /// `srtt` is the smoothed round-trip time, once there is one.
     fn on_ack(&mut self, w: &mut Window, acked: u64, mss: u32, rtt: Option<SimTime>, now: SimTime);
 
     /// The slow-start threshold after a congestion signal (loss, ECN echo
@@ -38,18 +40,21 @@ pub trait CongestionControl {
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(Reno),
+    Hybla(Hybla),
 }
 
 impl Cc {
     pub fn new(kind: CcKind) -> Cc {
         match kind {
             CcKind::Reno => Cc::Reno(Reno),
+            CcKind::Hybla { rtt0 } => Cc::Hybla(Hybla { rtt0 }),
         }
     }
 
     fn inner(&mut self) -> &mut dyn CongestionControl {
         match self {
             Cc::Reno(c) => c,
+            Cc::Hybla(c) => c,
         }
     }
 
