@@ -366,6 +366,7 @@ pub struct RawTcp {
     pub handshake: Option<bool>,
     pub dupack_threshold: Option<i64>,
     pub hybla_rtt0: Option<Quantity>,
+    pub fixed_window: Option<Quantity>,
 }
 
 impl RawTcp {
@@ -390,7 +391,8 @@ impl RawTcp {
             initial_rto,
             handshake,
             dupack_threshold,
-            hybla_rtt0
+            hybla_rtt0,
+            fixed_window
         )
     }
 }
@@ -582,6 +584,10 @@ pub enum CcKind {
     /// TCP Hybla with reference round-trip time `rtt0`.
     Hybla {
         rtt0: SimTime,
+    },
+    /// A constant window of `window` bytes: no slow start, no reduction.
+    Fixed {
+        window: u64,
     },
 }
 
@@ -1245,13 +1251,30 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
             "hybla" => CcKind::Hybla {
                 rtt0: SimTime::from_ms(25),
             },
+            "fixed" => match &raw.fixed_window {
+                Some(q) => CcKind::Fixed {
+                    window: bytes(q, &format!("{path}.fixed_window"))?,
+                },
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{path}.fixed_window"),
+                        "is required with cc = \"fixed\"",
+                    ))
+                }
+            },
             other => {
                 return Err(ConfigError::new(
                     format!("{path}.cc"),
-                    format!("unknown congestion control {other:?} (known: reno, hybla)"),
+                    format!("unknown congestion control {other:?} (known: reno, hybla, fixed)"),
                 ))
             }
         };
+    }
+    if raw.fixed_window.is_some() && !matches!(c.cc, CcKind::Fixed { .. }) {
+        return Err(ConfigError::new(
+            format!("{path}.fixed_window"),
+            "is used only with cc = \"fixed\"",
+        ));
     }
     if let Some(q) = &raw.hybla_rtt0 {
         let r = time(q, &format!("{path}.hybla_rtt0"), false)?;

@@ -105,3 +105,28 @@ fn several_flows_each_get_a_chain_and_conserve_packets() {
         assert_eq!(fs[2 * pair + 1].bytes_delivered, 0);
     }
 }
+
+/// The PEP's backbone as a window-limited protocol without slow start: the
+/// relayed connection sends its whole window at once and never shrinks it.
+#[test]
+fn fixed_window_backbone_has_no_slow_start() {
+    let text = pep_scenario(
+        "3000000",
+        "2 MB",
+        0.0,
+        "cc = \"fixed\"\nfixed_window = \"600 kB\"",
+    );
+    let mut sim = Simulation::from_toml(&text).unwrap();
+    // One round trip after the transfer starts (handshakes: 20 ms + 520 ms),
+    // the backbone has 600 kB in flight, not an initial window of two.
+    sim.run_until(satqm_core::SimTime::from_ms(700)).unwrap();
+    let down = sender_of(&sim, 1);
+    assert!(
+        down.snd_max - down.snd_una > 400_000,
+        "in flight {}",
+        down.snd_max - down.snd_una
+    );
+    sim.run().unwrap();
+    assert_eq!(sim.flows[0].delivered, 3_000_000);
+    assert_eq!(sender_of(&sim, 1).win.cwnd, 600_000.0);
+}

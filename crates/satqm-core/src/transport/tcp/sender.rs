@@ -130,7 +130,8 @@ pub struct TcpSender {
 impl TcpSender {
     pub fn new(flow: FlowId, src: NodeId, dst: NodeId, cfg: TcpConfig) -> TcpSender {
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
-        let cwnd = (cfg.initial_window * cfg.mss) as f64;
+        let cc = Cc::new(cfg.cc);
+        let cwnd = cc.initial_window((cfg.initial_window * cfg.mss) as f64);
         TcpSender {
             flow,
             src,
@@ -146,7 +147,7 @@ impl TcpSender {
                 cwnd,
                 ssthresh: f64::INFINITY,
             },
-            cc: Cc::new(cfg.cc),
+            cc,
             dupacks: 0,
             in_recovery: false,
             recover: 0,
@@ -285,7 +286,7 @@ impl TcpSender {
                 if self.syn_retx {
                     // RFC 5681 section 3.1: a lost SYN or SYN-ACK means an
                     // initial window of one segment.
-                    self.win.cwnd = self.cfg.mss as f64;
+                    self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
                 } else {
                     self.take_rtt_sample(em.now - self.syn_sent_at);
                 }
@@ -419,7 +420,7 @@ impl TcpSender {
                 if self.dupacks == thresh && self.snd_una >= self.recover {
                     self.enter_loss(false);
                     // Slow start from one segment, resending from the hole.
-                    self.win.cwnd = self.cfg.mss as f64;
+                    self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
                     self.snd_nxt = self.snd_una;
                 }
             }
@@ -510,7 +511,7 @@ impl TcpSender {
         let flight = self.snd_max - self.snd_una;
         self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
         // RFC 5681: loss window of one segment.
-        self.win.cwnd = self.cfg.mss as f64;
+        self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.snd_max;

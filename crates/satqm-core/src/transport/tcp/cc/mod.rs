@@ -4,9 +4,11 @@
 //! algorithm (Hybla, CUBIC, ...) is one file implementing
 //! [`CongestionControl`] plus one arm in [`Cc`].
 
+mod fixed;
 mod hybla;
 mod reno;
 
+pub use fixed::Fixed;
 pub use hybla::Hybla;
 pub use reno::Reno;
 
@@ -34,6 +36,16 @@ pub trait CongestionControl {
 
     /// A retransmission timeout fired.
     fn on_timeout(&mut self) {}
+
+    /// The window after a timeout (RFC 5681: one segment).
+    fn loss_window(&self, _w: &Window, mss: u32) -> f64 {
+        mss as f64
+    }
+
+    /// The window a connection starts with, given the configured one.
+    fn initial_window(&self, configured: f64) -> f64 {
+        configured
+    }
 }
 
 /// Enum dispatch over the congestion controls.
@@ -41,6 +53,7 @@ pub trait CongestionControl {
 pub enum Cc {
     Reno(Reno),
     Hybla(Hybla),
+    Fixed(Fixed),
 }
 
 impl Cc {
@@ -48,6 +61,9 @@ impl Cc {
         match kind {
             CcKind::Reno => Cc::Reno(Reno),
             CcKind::Hybla { rtt0 } => Cc::Hybla(Hybla { rtt0 }),
+            CcKind::Fixed { window } => Cc::Fixed(Fixed {
+                window: window as f64,
+            }),
         }
     }
 
@@ -55,7 +71,24 @@ impl Cc {
         match self {
             Cc::Reno(c) => c,
             Cc::Hybla(c) => c,
+            Cc::Fixed(c) => c,
         }
+    }
+
+    fn inner_ref(&self) -> &dyn CongestionControl {
+        match self {
+            Cc::Reno(c) => c,
+            Cc::Hybla(c) => c,
+            Cc::Fixed(c) => c,
+        }
+    }
+
+    pub fn loss_window(&self, w: &Window, mss: u32) -> f64 {
+        self.inner_ref().loss_window(w, mss)
+    }
+
+    pub fn initial_window(&self, configured: f64) -> f64 {
+        self.inner_ref().initial_window(configured)
     }
 
     pub fn on_ack(
