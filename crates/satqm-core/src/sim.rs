@@ -571,7 +571,9 @@ impl Simulation {
                 self.queue.schedule(iv, Event::AqmTimer(idx));
             }
             self.links[at.idx()].port.aqm = Some(idx);
-            self.links[monitor.idx()].port.watchers.push(idx);
+            if aqm.needs_departures() {
+                self.links[monitor.idx()].port.watchers.push(idx);
+            }
             for l in [at, monitor] {
                 if !self.monitored.contains(&l) {
                     self.monitored.push(l);

@@ -221,6 +221,12 @@ impl Aqm {
         }
     }
 
+    /// Whether the algorithm needs to hear of departures (PIE's delay
+    /// estimate, CoDel's decisions); the port skips the call otherwise.
+    pub fn needs_departures(&self) -> bool {
+        matches!(self, Aqm::Pie(_) | Aqm::Codel(_))
+    }
+
     /// Period of the algorithm's own updates, if it has any.
     pub fn timer_interval(&self) -> Option<SimTime> {
         match self {
