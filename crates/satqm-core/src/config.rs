@@ -342,6 +342,9 @@ pub struct RawLink {
     pub loss: Option<f64>,
     /// Erasure probability on the reverse direction (default 0).
     pub reverse_loss: Option<f64>,
+    /// A full buffer holds back packets sent by the link's own node (a
+    /// PEP's backbone) instead of dropping them: lossless backpressure.
+    pub backpressure: Option<bool>,
     pub buffer: Option<RawBuffer>,
     /// Buffer of the reverse direction (defaults to `buffer`).
     pub reverse_buffer: Option<RawBuffer>,
@@ -502,6 +505,7 @@ pub struct LinkSpec {
     pub delay: DelayModel,
     pub loss: f64,
     pub reverse_loss: f64,
+    pub backpressure: bool,
     pub buffer: BufferLimit,
     pub reverse_buffer: BufferLimit,
 }
@@ -1044,6 +1048,7 @@ fn link(
             delay,
             loss,
             reverse_loss,
+            backpressure: l.backpressure.unwrap_or(false),
             buffer: buf,
             reverse_buffer,
         },

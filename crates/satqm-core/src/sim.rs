@@ -865,7 +865,14 @@ impl Simulation {
                 return;
             }
         }
-        let port = &mut self.links[l.idx()].port;
+        let link = &mut self.links[l.idx()];
+        let local = link.port.backpressure && pkt.src == link.from;
+        let port = &mut link.port;
+        if local && !port.held.is_empty() {
+            // Behind others already held back: keep their order.
+            port.held.push_back((pkt, index));
+            return;
+        }
         if port.idle(now) {
             // Straight through: it joins and leaves the queue at once.
             let (verdict, mode) = self.notify_departure(l, SimTime::ZERO);
@@ -875,7 +882,11 @@ impl Simulation {
             return;
         }
         if !port.fits(&pkt) {
-            self.record_drop(l, &pkt, index, DropReason::Overflow);
+            if local {
+                port.held.push_back((pkt, index));
+            } else {
+                self.record_drop(l, &pkt, index, DropReason::Overflow);
+            }
             return;
         }
         port.bytes += pkt.size as u64;
@@ -978,6 +989,19 @@ impl Simulation {
                 return;
             };
             port.bytes -= q.pkt.size as u64;
+            // Room again: let held-back packets in, in order.
+            while let Some(&(p, _)) = port.held.front() {
+                if !port.fits(&p) {
+                    break;
+                }
+                let (p, index) = port.held.pop_front().expect("front");
+                port.bytes += p.size as u64;
+                port.queue.push_back(Queued {
+                    pkt: p,
+                    index,
+                    enqueued_at: now,
+                });
+            }
             let (verdict, mode) = self.notify_departure(l, now - q.enqueued_at);
             if self.apply_verdict(l, &mut q.pkt, q.index, verdict, mode) {
                 self.transmit(l, q.pkt, q.index);

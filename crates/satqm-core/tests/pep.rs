@@ -130,3 +130,39 @@ fn fixed_window_backbone_has_no_slow_start() {
     assert_eq!(sim.flows[0].delivered, 3_000_000);
     assert_eq!(sender_of(&sim, 1).win.cwnd, 600_000.0);
 }
+
+/// A bottleneck with backpressure: when its buffer is full, packets the
+/// PEP itself sends wait at the PEP instead of being dropped ("nothing is
+/// dropped after the PEP"); the queue never exceeds its limit.
+#[test]
+fn backpressure_holds_the_peps_packets_instead_of_dropping() {
+    let text = dumbbell(
+        "40 s",
+        3,
+        "rate = \"10 Mbps\"\ndelay = \"250 ms\"\nbuffer = 20\nbackpressure = true",
+        "rate = \"100 Mbps\"\ndelay = \"10 ms\"\nbuffer = 2000",
+        "recovery = \"sack\"",
+        "[[traffic]]\nkind = \"bulk\"\nsize = \"3 MB\"\n[[pep]]\nat = \"left\"\nbuffer = \"1 MB\"\n\
+         [pep.tcp]\ncc = \"fixed\"\nfixed_window = \"400 kB\"",
+    );
+    let mut sim = Simulation::from_toml(&text).unwrap();
+    let mut t = satqm_core::SimTime::ZERO;
+    let mut held_seen = 0;
+    while !sim.finished() {
+        t += satqm_core::SimTime::from_ms(50);
+        sim.run_until(t).unwrap();
+        let b = &sim.links[sim.bottleneck.idx()];
+        assert!(b.port.len() <= 20);
+        held_seen = held_seen.max(b.port.held.len());
+        let c = sim.packet_counts();
+        assert_eq!(c.created, c.delivered + c.dropped + c.in_flight);
+    }
+    assert!(
+        held_seen > 50,
+        "three 400 kB windows overflow 20 packets: the PEP held {held_seen}"
+    );
+    assert_eq!(summary(&sim, "drops_total"), 0.0, "nothing is dropped");
+    for f in (0..6).step_by(2) {
+        assert_eq!(sim.flows[f].delivered, 3_000_000);
+    }
+}

@@ -93,6 +93,11 @@ pub struct Port {
     pub marks_since_sample: u64,
     /// `arrivals` at the last sample.
     pub arrivals_at_sample: u64,
+    /// Packets from the link's own node waiting for room (backpressure),
+    /// with their arrival index.
+    pub held: VecDeque<(Packet, u64)>,
+    /// Hold locally sent packets when full instead of dropping them.
+    pub backpressure: bool,
     /// The AQM acting at this port (index into the simulation's AQMs).
     pub aqm: Option<u32>,
     /// AQMs that monitor this port and hear of its departures.
@@ -117,6 +122,8 @@ impl Port {
             marks_total: 0,
             marks_since_sample: 0,
             arrivals_at_sample: 0,
+            held: VecDeque::new(),
+            backpressure: false,
             aqm: None,
             watchers: Vec::new(),
         }
@@ -193,6 +200,6 @@ impl Link {
     /// Packets inside the link: waiting, or being serialized or propagating
     /// (both on the delay line).
     pub fn in_flight(&self) -> usize {
-        self.port.queue.len() + self.line.len()
+        self.port.queue.len() + self.port.held.len() + self.line.len()
     }
 }

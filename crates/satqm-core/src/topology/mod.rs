@@ -91,6 +91,8 @@ impl Built {
         monitored: bool,
     ) {
         let index = self.links.len() as u64;
+        let mut port = Port::new(buffer);
+        port.backpressure = spec.backpressure;
         self.links.push(Link {
             name,
             from,
@@ -98,7 +100,7 @@ impl Built {
             rate: spec.rate,
             delay: spec.delay,
             loss,
-            port: Port::new(buffer),
+            port,
             line: Default::default(),
             last_arrival: Default::default(),
             rng: Rng::stream(seed, "link", index),
