@@ -17,6 +17,7 @@ A bad scenario raises :class:`ConfigError` naming the key
 from satqm._core import ConfigError, SimulationError, __version__
 from satqm.results import Results
 from satqm.scenario import Scenario, Simulation, load, run
+from satqm.sweep import Sweep, SweepResult, sweep
 
 # The compiled module names its exceptions `_core.X`, which pickle cannot
 # import: give them their public home so they cross process boundaries
@@ -30,7 +31,10 @@ __all__ = [
     "Scenario",
     "Simulation",
     "SimulationError",
+    "Sweep",
+    "SweepResult",
     "__version__",
     "load",
     "run",
+    "sweep",
 ]

@@ -4,6 +4,9 @@
 
     satqm run SCENARIO --out DIR [--seed N] [--duration S] [--quiet] [--no-plot]
     satqm check SCENARIO [--seed N] [--duration S]
+    satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
+    satqm sweep status DIR
+    satqm sweep table DIR --metric M [--by AXIS]
     satqm --version
 
 Exit status: 0 done, 1 the run failed, 2 bad input (the scenario, a file, the
@@ -239,6 +242,15 @@ def _print_summary(res, out: Path) -> None:
     console.print(f"results in [bold]{out}[/bold]")
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from satqm import _sweep_cli
+
+    try:
+        return _sweep_cli.run(args)
+    except _sweep_cli.SweepCliError as e:
+        raise CliError(str(e), e.status) from e
+
+
 # ----- parser ----------------------------------------------------------------
 
 
@@ -318,6 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or report echo")
     p.set_defaults(func=cmd_reproduce)
+
+    from satqm._sweep_cli import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub, common).set_defaults(func=cmd_sweep)
     return parser
 
 

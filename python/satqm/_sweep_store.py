@@ -1,0 +1,504 @@
+"""The on-disk store of a sweep, and the function that runs one point of it.
+
+Layout of a sweep folder::
+
+    DIR/
+      sweep.json            the plan: every run's index, id, seed, axis values
+      manifest.parquet      one row per planned run: parameters, status,
+                            error, summary metrics (rebuilt from runs/ and
+                            failed/ after every execution)
+      timings.parquet       wall-clock seconds per finished run (not
+                            deterministic; kept apart from the manifest)
+      runs/<run_id>/        one finished run: Results.save files + params.json
+      failed/<run_id>.json  the error of a run that failed (removed once it
+                            succeeds)
+      .lock                 held (flock) while a sweep executes in DIR
+
+A run folder appears only complete: the run is written into
+``runs/.tmp-<run_id>-<host>-<pid>-<random>/``, its files flushed to disk, and
+the folder renamed to ``runs/<run_id>`` in one step. A crash leaves at most a
+``.tmp-*`` folder, which the next execution deletes. So "done" is simply
+"``runs/<run_id>/params.json`` exists".
+
+The run id is the first 16 hex digits of the SHA-256 of the canonical
+scenario text, the seed and the satqm version (:func:`make_run_id`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import time
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from satqm.results import Results
+    from satqm.scenario import Scenario
+
+RUNS = "runs"
+FAILED = "failed"
+PLAN = "sweep.json"
+MANIFEST = "manifest.parquet"
+TIMINGS = "timings.parquet"
+LOCK = ".lock"
+TMP_PREFIX = ".tmp-"
+PARAMS = "params.json"
+
+#: Bumped when the folder layout changes incompatibly.
+FORMAT = 1
+
+
+def make_run_id(text: str, seed: int, version: str) -> str:
+    """Name of a run's folder: ``sha256(text NUL seed NUL version)``, 16 hex digits."""
+    h = hashlib.sha256()
+    h.update(text.encode("utf-8"))
+    h.update(b"\0")
+    h.update(str(int(seed)).encode("ascii"))
+    h.update(b"\0")
+    h.update(version.encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+# ----- small file helpers ----------------------------------------------------
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    if os.name != "posix":  # pragma: no cover - directories cannot be opened elsewhere
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some file systems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` under a temporary name, flush it to disk, rename it."""
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_json_atomic(path: Path, doc: Any) -> None:
+    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_parquet_atomic(path: Path, df: pd.DataFrame) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    tmp = _tmp_name(path)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        _fsync_file(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# ----- run folders -----------------------------------------------------------
+
+
+def run_dir(out: Path, rid: str) -> Path:
+    return out / RUNS / rid
+
+
+def failed_file(out: Path, rid: str) -> Path:
+    return out / FAILED / f"{rid}.json"
+
+
+def is_done(out: Path, rid: str) -> bool:
+    return (run_dir(out, rid) / PARAMS).is_file()
+
+
+def tmp_dirs(out: Path) -> list[Path]:
+    """Unfinished run folders (``runs/.tmp-*``) left by interrupted workers."""
+    d = out / RUNS
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.iterdir() if p.name.startswith(TMP_PREFIX))
+
+
+def tmp_run_id(p: Path) -> str:
+    """The run id in the name of a ``.tmp-<run_id>-...`` folder."""
+    return p.name[len(TMP_PREFIX) :].split("-", 1)[0]
+
+
+def remove_tmp_dirs(out: Path) -> list[str]:
+    """Delete the unfinished run folders; returns their run ids."""
+    ids = []
+    for p in tmp_dirs(out):
+        ids.append(tmp_run_id(p))
+        shutil.rmtree(p, ignore_errors=True)
+    return ids
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Make the finished folder ``tmp`` visible as ``final`` in one rename."""
+    for f in tmp.iterdir():
+        _fsync_file(f)
+    _fsync_dir(tmp)
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if (final / PARAMS).is_file():
+            # Another attempt at the same run (a retried task) got there
+            # first; its files are the same bytes.
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        if not final.exists():
+            raise
+        # An incomplete folder under the final name (made by hand?): set it
+        # aside, then publish.
+        aside = final.with_name(f"{TMP_PREFIX}{final.name}-old-{secrets.token_hex(4)}")
+        os.rename(final, aside)
+        shutil.rmtree(aside, ignore_errors=True)
+        os.rename(tmp, final)
+    _fsync_dir(final.parent)
+
+
+def _error_record(
+    rid: str, seed: int, params: Mapping[str, Any], exc: BaseException, where: str
+) -> dict[str, Any]:
+    return {
+        "run_id": rid,
+        "seed": seed,
+        "params": dict(params),
+        "error_type": type(exc).__name__,
+        "error": str(exc) or type(exc).__name__,
+        "where": where,
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    }
+
+
+def record_failure(
+    out: Path,
+    rid: str,
+    seed: int,
+    params: Mapping[str, Any],
+    exc: BaseException,
+    where: str = "",
+) -> dict[str, Any]:
+    """Write ``failed/<rid>.json`` unless the run has meanwhile finished.
+
+    Returns the outcome dict the executors report (``status`` is ``"failed"``
+    or, if another attempt finished it, ``"done"``).
+    """
+    if is_done(out, rid):
+        return {"run_id": rid, "status": "done", "skipped": True}
+    rec = _error_record(rid, seed, params, exc, where or socket.gethostname())
+    (out / FAILED).mkdir(parents=True, exist_ok=True)
+    write_json_atomic(failed_file(out, rid), _jsonable(rec))
+    return {"run_id": rid, "status": "failed", "error": f"{rec['error_type']}: {rec['error']}"}
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, float) and v != v:  # NaN
+        return None
+    return v
+
+
+def run_one(
+    text: str,
+    seed: int,
+    out: str | os.PathLike[str],
+    *,
+    run_id: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    version: str | None = None,
+    plot: bool = False,
+    simulate: Callable[[Scenario], Results] | None = None,
+) -> dict[str, Any]:
+    """Run one scenario and store it in ``out/runs/<run_id>`` (the sweep's
+    worker function; top level so that process pools and Dask can import it).
+
+    ``text`` is the scenario TOML, ``seed`` the seed to run it with, ``out``
+    the sweep folder (shared by all workers). A run that raises is recorded
+    in ``out/failed/<run_id>.json`` and reported, not raised, so that the
+    sweep goes on (and Dask does not retry a deterministic error). A run
+    already finished (by an earlier attempt) is not run again. ``simulate``
+    (a function :class:`satqm.Scenario` -> :class:`satqm.Results`) replaces
+    :func:`satqm.run`.
+
+    Returns ``{"run_id", "status": "done" | "failed", ...}``.
+    """
+    import satqm
+
+    outp = Path(out)
+    params = dict(params or {})
+    if run_id is None:
+        run_id = make_run_id(text, seed, satqm.__version__)
+    rid = run_id
+    final = run_dir(outp, rid)
+    if (final / PARAMS).is_file():
+        return {"run_id": rid, "status": "done", "skipped": True}
+    if version is not None and version != satqm.__version__:
+        err = RuntimeError(
+            f"this worker ({socket.gethostname()}) has satqm {satqm.__version__}, "
+            f"the sweep was planned with satqm {version}"
+        )
+        return record_failure(outp, rid, seed, params, err)
+
+    host = socket.gethostname().split(".")[0].replace("-", "_") or "host"
+    tmp = outp / RUNS / f"{TMP_PREFIX}{rid}-{host}-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir(parents=True)
+    t0 = time.perf_counter()
+    try:
+        sc = satqm.Scenario(text, seed=seed)
+        res = satqm.run(sc) if simulate is None else simulate(sc)
+        res.save(tmp, plot=plot)
+        doc = {
+            "run_id": rid,
+            "seed": int(seed),
+            "satqm_version": satqm.__version__,
+            "params": _jsonable(params),
+        }
+        (tmp / PARAMS).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        _publish(tmp, final)
+    except Exception as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return record_failure(outp, rid, seed, params, e)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    with contextlib.suppress(OSError):
+        failed_file(outp, rid).unlink()
+    return {
+        "run_id": rid,
+        "status": "done",
+        "wall_time_s": time.perf_counter() - t0,
+    }
+
+
+# ----- the plan and the manifest --------------------------------------------
+
+
+def write_plan(out: Path, plan: Mapping[str, Any]) -> None:
+    write_json_atomic(out / PLAN, _jsonable(plan))
+
+
+def read_plan(out: Path) -> dict[str, Any]:
+    p = out / PLAN
+    if not p.is_file():
+        raise FileNotFoundError(f"{out}: not a sweep folder (no {PLAN})")
+    plan = read_json(p)
+    if plan.get("format") != FORMAT:
+        raise ValueError(f"{p}: sweep folder format {plan.get('format')!r}, expected {FORMAT}")
+    return plan
+
+
+def run_status(out: Path, rid: str) -> str:
+    if is_done(out, rid):
+        return "done"
+    if failed_file(out, rid).is_file():
+        return "failed"
+    return "missing"
+
+
+def _column(values: Sequence[Any]) -> Any:
+    """Values of one axis as one typed column (``None``: a key an explicit
+    run left out where the base has no value; missing in the column)."""
+    import numpy as np
+    import pandas as pd
+
+    present = [v for v in values if v is not None]
+    nulls = len(present) != len(values)
+    if present and all(isinstance(v, bool) for v in present):
+        return pd.array(values, dtype="boolean") if nulls else np.asarray(values, dtype=bool)
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pd.array(values, dtype="Int64") if nulls else np.asarray(values, dtype=np.int64)
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    if all(isinstance(v, str) for v in present):
+        return list(values)  # pandas infers its string dtype
+    return [None if v is None else display(v) for v in values]
+
+
+def display(v: Any) -> str:
+    """A value as a short text (strings as they are, missing as "", the rest
+    as JSON: ``true``, ``100``, ``{"bytes": "1 MB"}``)."""
+    if isinstance(v, str):
+        return v
+    if v is None or type(v).__name__ == "NAType" or (isinstance(v, float) and v != v):
+        return ""  # missing (a key an explicit run left out)
+    return json.dumps(_jsonable(v), sort_keys=True, separators=(", ", ": "))
+
+
+def _iter_rows(out: Path, plan: Mapping[str, Any]) -> Iterator[tuple[dict, str, Any]]:
+    for r in plan["runs"]:
+        rid = r["run_id"]
+        status = run_status(out, rid)
+        detail: Any = None
+        if status == "done":
+            try:
+                detail = read_json(run_dir(out, rid) / "summary.json")
+            except (OSError, ValueError) as e:  # a folder damaged by hand
+                status, detail = "failed", {"error_type": type(e).__name__, "error": str(e)}
+        elif status == "failed":
+            try:
+                detail = read_json(failed_file(out, rid))
+            except (OSError, ValueError) as e:
+                detail = {"error_type": type(e).__name__, "error": str(e)}
+        yield r, status, detail
+
+
+def build_manifest(out: Path, plan: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per planned run, in plan order, from the run folders.
+
+    Columns: ``index``, ``run_id``, ``status`` (``done``, ``failed``,
+    ``missing``), one per axis (the axis key), ``seed``, ``error``, then the
+    summary metrics of the run (NaN unless done). No wall-clock values: for
+    the same finished runs the table is the same, bytes included.
+    """
+    import numpy as np
+    import pandas as pd
+
+    axes: list[str] = list(plan["axes"])
+    rows = list(_iter_rows(out, plan))
+    cols: dict[str, Any] = {
+        "index": np.asarray([r["index"] for r, _, _ in rows], dtype=np.int64),
+        "run_id": [r["run_id"] for r, _, _ in rows],
+        "status": [s for _, s, _ in rows],
+    }
+    for a in axes:
+        cols[a] = _column([r["params"].get(a) for r, _, _ in rows])
+    cols["seed"] = np.asarray([r["seed"] for r, _, _ in rows], dtype=np.int64)
+    errors = []
+    for _, s, d in rows:
+        failed = s == "failed"
+        errors.append(f"{d.get('error_type', 'Error')}: {d.get('error', '')}" if failed else None)
+    cols["error"] = errors
+    metrics: list[str] = []
+    for _, s, d in rows:
+        if s == "done":
+            for k in d.get("summary", {}):
+                if k not in metrics and k not in cols:
+                    metrics.append(k)
+    for m in metrics:
+        col = np.full(len(rows), np.nan)
+        for i, (_, s, d) in enumerate(rows):
+            if s == "done":
+                v = d.get("summary", {}).get(m)
+                col[i] = np.nan if v is None else float(v)
+        cols[m] = col
+    return pd.DataFrame(cols)
+
+
+def build_timings(out: Path, plan: Mapping[str, Any]) -> pd.DataFrame:
+    """Wall-clock seconds and events of each finished run (from run.json)."""
+    import numpy as np
+    import pandas as pd
+
+    idx, ids, wall, events = [], [], [], []
+    for r in plan["runs"]:
+        rid = r["run_id"]
+        p = run_dir(out, rid) / "run.json"
+        if not (run_dir(out, rid) / PARAMS).is_file() or not p.is_file():
+            continue
+        try:
+            doc = read_json(p)
+        except (OSError, ValueError):
+            continue
+        idx.append(r["index"])
+        ids.append(rid)
+        w = doc.get("wall_time_s")
+        wall.append(np.nan if w is None else float(w))
+        e = doc.get("events")
+        events.append(np.nan if e is None else float(e))
+    return pd.DataFrame(
+        {
+            "index": np.asarray(idx, dtype=np.int64),
+            "run_id": ids,
+            "wall_time_s": np.asarray(wall, dtype=np.float64),
+            "events": np.asarray(events, dtype=np.float64),
+        }
+    )
+
+
+def remove_stale_failures(out: Path) -> None:
+    """Delete failure records of runs that have since finished."""
+    d = out / FAILED
+    if not d.is_dir():
+        return
+    for p in d.iterdir():
+        if p.name.startswith(TMP_PREFIX):
+            # A half-written record of a killed process (never complete).
+            with contextlib.suppress(OSError):
+                p.unlink()
+        elif p.suffix == ".json" and is_done(out, p.stem):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+class SweepBusy(RuntimeError):
+    """Another process is executing a sweep in the same folder."""
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``out/.lock`` (released if the process dies)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        yield
+        return
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SweepBusy(f"{out}: another sweep is running in this folder") from None
+        except OSError:  # pragma: no cover - a file system without locks
+            pass
+        yield
+    finally:
+        os.close(fd)
