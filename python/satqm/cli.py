@@ -7,6 +7,7 @@
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
     satqm sweep table DIR --metric M [--by AXIS]
+    satqm validate ns3 [--quick] [--out DIR] [--scenarios NAME,...]
     satqm --version
 
 Exit status: 0 done, 1 the run failed, 2 bad input (the scenario, a file, the
@@ -251,6 +252,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise CliError(str(e), e.status) from e
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from satqm.validation import _cli
+
+    try:
+        return _cli.run(args)
+    except _cli.ValidateCliError as e:
+        raise CliError(str(e), e.status) from e
+
+
 # ----- parser ----------------------------------------------------------------
 
 
@@ -334,6 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
     from satqm._sweep_cli import add_parser as add_sweep_parser
 
     add_sweep_parser(sub, common).set_defaults(func=cmd_sweep)
+
+    from satqm.validation._cli import add_parser as add_validate_parser
+
+    add_validate_parser(sub, common).set_defaults(func=cmd_validate)
     return parser
 
 

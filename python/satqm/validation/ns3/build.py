@@ -1,5 +1,5 @@
-#!/usr/bin/env python3
-"""Compile validation/ns3/dumbbell.cc against the ns-3 that the `ns3` PyPI wheel ships.
+"""Compile the ns-3 dumbbell (``dumbbell.cc``, shipped in this package) against the
+ns-3 that the ``ns3`` PyPI wheel provides.
 
 The wheel (ns-3.44) installs, under ``site-packages/ns3/``::
 
@@ -15,17 +15,18 @@ Where ns-3 is looked for, first hit wins:
 
 1. ``SATQM_NS3_PREFIX``: a directory holding ``include/ns3`` and ``lib64``;
 2. the ``site-packages`` of the interpreter in ``SATQM_NS3_PYTHON``;
-3. ``/work/ns3venv/bin/python``;
-4. the running interpreter.
+3. the running interpreter (``pip install 'satqm[ns3]'`` puts ns-3 there);
+4. ``/work/ns3venv/bin/python`` (the development set-up's separate venv).
 
 The build directory is ``SATQM_NS3_BUILD`` or ``~/.cache/satqm-ns3`` (never the
-repository).  ``SATQM_NS3_CXX`` overrides the compiler (default ``g++``).
+repository); binaries unused for 30 days are removed when a new one is built.
+``SATQM_NS3_CXX`` overrides the compiler (default ``g++``).
 
 Usage::
 
-    python validation/ns3/build.py            # build if needed, print binary path
-    python validation/ns3/build.py --force    # rebuild
-    python validation/ns3/build.py --info     # JSON: prefix, defines, build profile
+    python -m satqm.validation.ns3.build            # build if needed, print binary path
+    python -m satqm.validation.ns3.build --force    # rebuild
+    python -m satqm.validation.ns3.build --info     # JSON: prefix, defines, build profile
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +48,13 @@ DEFAULT_VENV_PYTHON = Path("/work/ns3venv/bin/python")
 NS3_LIBS = ["core", "network", "internet", "point-to-point", "applications", "traffic-control"]
 # What the wheel's CMake targets export (ns3Targets.cmake); used if that file is missing.
 FALLBACK_DEFINES = ["NS3_BUILD_PROFILE_RELEASE", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE"]
+
+
+#: How to get ns-3 (printed when it is missing).
+INSTALL_HINT = (
+    "pip install 'satqm[ns3]'   (or: pip install 'ns3==3.44.*'; "
+    "SATQM_NS3_PYTHON=/path/to/python points at another environment that has it)"
+)
 
 
 class Ns3NotFound(RuntimeError):
@@ -64,6 +73,14 @@ def _is_prefix(p: Path) -> bool:
 
 
 def _site_dirs(python: str) -> list[Path]:
+    if python == sys.executable:
+        import site
+        import sysconfig
+
+        paths = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+        if hasattr(site, "getsitepackages"):
+            paths += site.getsitepackages()
+        return [Path(x) for x in paths]
     code = (
         "import json, site, sysconfig; "
         "p = [sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']]; "
@@ -84,9 +101,9 @@ def _candidate_pythons() -> list[str]:
     env = os.environ.get("SATQM_NS3_PYTHON")
     if env:
         cands.append(env)
+    cands.append(sys.executable)
     if DEFAULT_VENV_PYTHON.exists():
         cands.append(str(DEFAULT_VENV_PYTHON))
-    cands.append(sys.executable)
     return cands
 
 
@@ -98,7 +115,8 @@ def find_ns3() -> Path:
         if _is_prefix(p):
             return p
         raise Ns3NotFound(
-            f"SATQM_NS3_PREFIX={env} has no include/ns3/core-module.h and lib*/libns3.*-core.so"
+            f"ns-3 not found: SATQM_NS3_PREFIX={env} has no include/ns3/core-module.h and "
+            f"lib*/libns3.*-core.so. Install it with:\n  {INSTALL_HINT}"
         )
     tried = []
     for py in _candidate_pythons():
@@ -108,9 +126,10 @@ def find_ns3() -> Path:
             if _is_prefix(p):
                 return p
     raise Ns3NotFound(
-        "ns-3 not found. Install it with:\n"
-        "  python3 -m venv /work/ns3venv && /work/ns3venv/bin/pip install ns3\n"
-        "or point SATQM_NS3_PYTHON at a python that has it. Looked in:\n  " + "\n  ".join(tried)
+        "ns-3 not found. Install it with:\n  "
+        + INSTALL_HINT
+        + "\nLooked in:\n  "
+        + "\n  ".join(tried)
     )
 
 
@@ -195,13 +214,27 @@ def compile_command(prefix: Path, output: Path) -> list[str]:
 
 
 def binary_path(prefix: Path | None = None) -> Path:
+    """Where the binary for this source, ns-3 and compiler lives (the name is a
+    hash of the source text, the compile flags and the compiler version, not
+    of where the source is, so every copy of satqm shares one binary)."""
     prefix = prefix or find_ns3()
     cxx = _cxx()
     h = hashlib.sha256()
     h.update(SOURCE.read_bytes())
-    h.update("\0".join(compile_command(prefix, Path("X"))).encode())
+    flags = [a for a in compile_command(prefix, Path("X")) if a != str(SOURCE)]
+    h.update("\0".join(flags).encode())
     h.update(_cxx_version(cxx).encode())
     return build_dir() / f"dumbbell-{h.hexdigest()[:16]}"
+
+
+def available() -> bool:
+    """Whether ns-3 and a C++ compiler are there (nothing is built)."""
+    try:
+        find_ns3()
+        _cxx_version(_cxx())
+    except (Ns3NotFound, RuntimeError):
+        return False
+    return True
 
 
 def ensure_binary(force: bool = False, verbose: bool = False) -> Path:
@@ -225,11 +258,14 @@ def ensure_binary(force: bool = False, verbose: bool = False) -> Path:
         raise RuntimeError(f"compiling {SOURCE} failed:\n{' '.join(cmd)}\n{proc.stderr}")
     os.chmod(tmp, 0o755)
     os.replace(tmp, out)
-    # drop binaries of older sources (a run still using one keeps its inode)
+    # Binaries of other sources stay: another satqm (another checkout, a run
+    # in progress) may be using them. Drop the ones unused for 30 days.
+    cutoff = time.time() - 30 * 86400
     for old in out.parent.glob("dumbbell-*"):
         if old != out and re.fullmatch(r"dumbbell-[0-9a-f]{16}", old.name):
             try:
-                old.unlink()
+                if old.stat().st_atime < cutoff:
+                    old.unlink()
             except OSError:
                 pass
     return out
@@ -261,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         print(ensure_binary(force=args.force, verbose=args.verbose))
     except (Ns3NotFound, RuntimeError) as e:
-        print(f"build.py: {e}", file=sys.stderr)
+        print(f"satqm.validation.ns3.build: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,20 +1,18 @@
-#!/usr/bin/env python3
-"""Run the ns-3 dumbbell reference (validation/ns3/dumbbell.cc) and return its JSON.
+"""Run the ns-3 dumbbell reference (``dumbbell.cc`` in this package) and return its JSON.
 
 As a library::
 
-    from validation.ns3.run import run_ns3        # repo root on sys.path
+    from satqm.validation.ns3 import run_ns3
     res = run_ns3({"nFlows": 3, "queueDisc": "droptail", "duration": 60})
     res["aggregate"]["goodput_bps"], res["bottleneck"]["utilization"]
 
-(or load this file with importlib from its path).  ``params`` uses the program's
-own parameter names (camelCase, see ``PARAMS``); a few aliases are accepted
-(``flows``, ``queue``, ``buffer``).  Unset parameters take the program's
-defaults, which are listed in README.md.
+``params`` uses the program's own parameter names (camelCase, see ``PARAMS``);
+a few aliases are accepted (``flows``, ``queue``, ``buffer``).  Unset
+parameters take the program's defaults, listed in ``docs/validation.md``.
 
 As a command::
 
-    python validation/ns3/run.py --flows 3 --queue droptail --duration 60 --out result.json
+    python -m satqm.validation.ns3.run --flows 3 --queue droptail --duration 60 --out result.json
 
 Every parameter has a kebab-case option (``--bottleneck-rate 10e6``) and its
 camelCase twin (``--bottleneckRate 10e6``).  The binary is built on first use
@@ -24,7 +22,6 @@ camelCase twin (``--bottleneckRate 10e6``).  The binary is built on first use
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -35,18 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-
-
-def _load_build():
-    spec = importlib.util.spec_from_file_location("satqm_ns3_build", HERE / "build.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod
-
-
-build = _load_build()
+from satqm.validation.ns3 import build
 
 # name -> (type, default shown in --help, help).  Types: float, int, bool, str,
 # "floats" (a list of floats passed comma-separated).  Defaults live in dumbbell.cc.
@@ -110,6 +96,7 @@ PARAMS: dict[str, tuple[Any, Any, str]] = {
     "sampleInterval": (float, 0.1, "sampling interval, s"),
     "warmup": (float, 0.0, "also report stats from this time on, s"),
     "startSpread": (float, 0.0, "start times uniform in [0, x] s"),
+    "startTimes": ("floats", "", "flow start times, s, one per flow (last repeats)"),
     "seed": (int, 1, "RNG seed"),
     "run": (int, 1, "RNG run number"),
     "cwndLog": (bool, True, "log flow 0's cwnd on every change"),
@@ -268,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         res = run_ns3(params, out=args.out, timeout=args.timeout, binary=args.binary)
     except (ValueError, RuntimeError, build.Ns3NotFound) as e:
-        print(f"run.py: {e}", file=sys.stderr)
+        print(f"satqm.validation.ns3.run: {e}", file=sys.stderr)
         return 2 if isinstance(e, ValueError) else 1
     if not args.quiet:
         print(summary(res))

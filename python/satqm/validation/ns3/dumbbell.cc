@@ -13,9 +13,10 @@
 //   decision.  All other devices get no queue disc and a device queue of
 //   `accessBufferPackets` packets so that they never drop.
 //
-// Output: one JSON file (see README.md for the fields).
+// Output: one JSON file (see docs/validation.md for the fields).
 //
-// Build: validation/ns3/build.py (g++ against the `ns3` PyPI wheel).
+// Build: satqm.validation.ns3.build (g++ against the `ns3` PyPI wheel); run:
+// satqm.validation.ns3.run.run_ns3, or `satqm validate ns3` for the paired runs.
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -37,6 +38,57 @@
 #include <vector>
 
 using namespace ns3;
+
+namespace ns3
+{
+
+/**
+ * NewReno whose ssthresh after a loss is max(FlightSize / 2, 2 SMSS) with
+ * FlightSize = HighTxMark - last cumulative ACK (RFC 5681 eq. 4; RFC 6675
+ * step 4.2), as satqm does. ns-3's own TcpNewReno halves BytesInFlight(),
+ * which with SACK is RFC 6675's pipe (SACKed and lost segments excluded).
+ * For experiments only: `--tcp=NewRenoFlightSize`.
+ */
+class TcpNewRenoFlightSize : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpNewRenoFlightSize")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpNewRenoFlightSize>();
+        return tid;
+    }
+
+    TcpNewRenoFlightSize() = default;
+
+    TcpNewRenoFlightSize(const TcpNewRenoFlightSize& sock)
+        : TcpNewReno(sock)
+    {
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpNewRenoFlightSize";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t /* bytesInFlight */) override
+    {
+        int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        uint32_t f = flight > 0 ? static_cast<uint32_t>(flight) : 0;
+        return std::max(2 * tcb->m_segmentSize, f / 2);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpNewRenoFlightSize>(this);
+    }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpNewRenoFlightSize);
+
+} // namespace ns3
 
 namespace
 {
@@ -206,6 +258,14 @@ std::vector<uint32_t> g_sampleQdiscPkts;
 std::vector<uint32_t> g_sampleQdiscBytes;
 std::vector<uint32_t> g_sampleDevPkts;
 std::vector<std::vector<uint32_t>> g_sampleCwnd; // [flow][sample]
+// cumulative counters at each sample instant (windowed figures are differences)
+std::vector<double> g_sampleTxWire;    // bottleneck wire bytes sent (PPP header included)
+std::vector<double> g_sampleTxIp;      // bottleneck IP bytes sent
+std::vector<double> g_sampleDrops;     // queue-disc drops
+std::vector<double> g_sampleArrivals;  // packets offered to the queue disc
+std::vector<double> g_sampleErrDrops;  // error-model losses
+std::vector<std::vector<double>> g_sampleRx; // [flow][sample] sink bytes
+std::vector<Ptr<PacketSink>> g_sinks;
 
 int
 FlowOfIpv4(Ipv4Address src)
@@ -366,7 +426,13 @@ Sample(Ptr<QueueDisc> qd, Ptr<Queue<Packet>> devQ, double interval, double end)
     for (size_t i = 0; i < g_flows.size(); ++i)
     {
         g_sampleCwnd[i].push_back(g_flows[i].cwnd);
+        g_sampleRx[i].push_back(static_cast<double>(g_sinks[i]->GetTotalRx()));
     }
+    g_sampleTxWire.push_back(static_cast<double>(g_btlTxBytes));
+    g_sampleTxIp.push_back(static_cast<double>(g_btlTxIpBytes));
+    g_sampleDrops.push_back(static_cast<double>(g_qdiscDrops));
+    g_sampleArrivals.push_back(static_cast<double>(qd->GetStats().nTotalReceivedPackets));
+    g_sampleErrDrops.push_back(static_cast<double>(g_errorDrops));
     Time next = Simulator::Now() + Seconds(interval);
     if (next.GetSeconds() <= end + 1e-12)
     {
@@ -483,6 +549,7 @@ main(int argc, char* argv[])
     double sampleInterval = 0.1;
     double warmup = 0.0;
     double startSpread = 0.0;
+    std::string startTimes;
     uint32_t seed = 1;
     uint32_t run = 1;
     bool cwndLog = true;
@@ -548,6 +615,10 @@ main(int argc, char* argv[])
     cmd.AddValue("sampleInterval", "queue / cwnd sampling interval (s)", sampleInterval);
     cmd.AddValue("warmup", "also report goodput and queue stats from this time on (s)", warmup);
     cmd.AddValue("startSpread", "flow start times uniform in [0, startSpread] (s)", startSpread);
+    cmd.AddValue("startTimes",
+                 "comma-separated flow start times (s), one per flow (the last repeats); "
+                 "replaces startSpread",
+                 startTimes);
     cmd.AddValue("seed", "RngSeedManager seed", seed);
     cmd.AddValue("run", "RngSeedManager run", run);
     cmd.AddValue("cwndLog", "log flow 0's cwnd on every change", cwndLog);
@@ -584,6 +655,25 @@ main(int argc, char* argv[])
     while (accDelays.size() < nFlows)
     {
         accDelays.push_back(accDelays.back());
+    }
+    std::vector<double> starts = ParseDoubleList(startTimes);
+    if (starts.size() > nFlows)
+    {
+        Fail("startTimes has more entries than nFlows");
+    }
+    for (double st : starts)
+    {
+        if (st < 0 || st >= duration)
+        {
+            Fail("startTimes must be in [0, duration)");
+        }
+    }
+    if (!starts.empty())
+    {
+        while (starts.size() < nFlows)
+        {
+            starts.push_back(starts.back());
+        }
     }
     if (queueDisc != "droptail" && queueDisc != "red" && queueDisc != "ared" && queueDisc != "pie" &&
         queueDisc != "codel")
@@ -820,6 +910,7 @@ main(int argc, char* argv[])
     // ---------------- traffic ----------------
     g_flows.assign(nFlows, FlowStats());
     g_sampleCwnd.assign(nFlows, {});
+    g_sampleRx.assign(nFlows, {});
     Ptr<UniformRandomVariable> startRv = CreateObject<UniformRandomVariable>();
     startRv->SetStream(stream++);
     const uint16_t port = 50000;
@@ -837,7 +928,9 @@ main(int argc, char* argv[])
         src.SetAttribute("MaxBytes", UintegerValue(0));
         src.SetAttribute("SendSize", UintegerValue(mss));
         ApplicationContainer ca = src.Install(senders.Get(i));
-        double st = startSpread > 0 ? startRv->GetValue(0, startSpread) : 0.0;
+        double st = !starts.empty() ? starts[i]
+                    : startSpread > 0 ? startRv->GetValue(0, startSpread)
+                                      : 0.0;
         g_flows[i].start = Seconds(st);
         ca.Start(Seconds(st));
         ca.Stop(Seconds(duration));
@@ -865,13 +958,15 @@ main(int argc, char* argv[])
     }
     g_cwndLog = cwndLog;
 
+    g_sinks = sinks;
     Simulator::Schedule(Seconds(0), &Sample, qdisc, btlDev->GetQueue(), sampleInterval, duration);
     if (warmup > 0 && warmup < duration)
     {
         Simulator::Schedule(Seconds(warmup), &RecordWarmup, sinks);
     }
 
-    Simulator::Stop(Seconds(duration));
+    // 1 ns past the end, so that the sample due at t = duration is taken
+    Simulator::Stop(Seconds(duration) + NanoSeconds(1));
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     auto t1 = std::chrono::steady_clock::now();
@@ -970,6 +1065,7 @@ main(int argc, char* argv[])
        << ", \"limitedTransmit\": " << Bool(limitedTransmit) << ", \"errorRate\": " << Num(errorRate)
        << ", \"duration\": " << Num(duration) << ", \"sampleInterval\": " << Num(sampleInterval)
        << ", \"warmup\": " << Num(warmup) << ", \"startSpread\": " << Num(startSpread)
+       << ", \"startTimes\": " << Str(startTimes)
        << ", \"seed\": " << seed << ", \"run\": " << run << ", \"cwndLog\": " << Bool(cwndLog)
        << ", \"attrs\": " << Str(attrs) << ", \"out\": " << Str(out) << "},\n";
     js << "  \"derived\": {\"ip_packet_bytes\": " << ipPktSize << ", \"wire_packet_bytes\": " << ipPktSize + 2
@@ -1013,7 +1109,15 @@ main(int argc, char* argv[])
     js << "  },\n";
     js << "  \"queue_series\": {\"t_s\": " << Array(g_sampleT) << ",\n    \"qdisc_packets\": " << Array(g_sampleQdiscPkts)
        << ",\n    \"qdisc_bytes\": " << Array(g_sampleQdiscBytes) << ",\n    \"device_packets\": "
-       << Array(g_sampleDevPkts) << "},\n";
+       << Array(g_sampleDevPkts) << ",\n    \"tx_bytes_wire_cum\": " << Array(g_sampleTxWire)
+       << ",\n    \"tx_bytes_ip_cum\": " << Array(g_sampleTxIp) << ",\n    \"drops_cum\": " << Array(g_sampleDrops)
+       << ",\n    \"arrivals_cum\": " << Array(g_sampleArrivals) << ",\n    \"error_drops_cum\": "
+       << Array(g_sampleErrDrops) << ",\n    \"rx_bytes_cum\": [";
+    for (uint32_t i = 0; i < nFlows; ++i)
+    {
+        js << (i ? ",\n      " : "\n      ") << Array(g_sampleRx[i]);
+    }
+    js << "]},\n";
     js << "  \"cwnd_samples\": {\"t_s\": " << Array(g_sampleT) << ", \"cwnd_bytes\": [";
     for (uint32_t i = 0; i < nFlows; ++i)
     {
@@ -1025,6 +1129,7 @@ main(int argc, char* argv[])
     js << "  \"bottleneck_tx_packets\": " << g_btlTxPackets << "\n";
     js << "}\n";
 
+    g_sinks.clear();
     Simulator::Destroy();
 
     std::ofstream f(out);

@@ -1,0 +1,160 @@
+"""``satqm validate ns3``: the paired satqm / ns-3 runs and their report.
+
+Kept apart from :mod:`satqm.cli`, which only registers the subcommand, so that
+``satqm --help`` does not import any of this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+class ValidateCliError(Exception):
+    """A failure to report as one line, with an exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``validate`` to the ``satqm`` subcommands; returns its parser."""
+    p = sub.add_parser(
+        "validate",
+        parents=[common],
+        help="run scenarios in satqm and in another simulator (ns-3) and compare",
+        description="Run each validation scenario in satqm and in ns-3 with matched "
+        "parameters, and write DIR/table.md, table.csv, flows.csv and overlay plots. "
+        "ns-3 is optional: pip install 'satqm[ns3]'. See docs/validation.md.",
+    )
+    p.add_argument("reference", choices=["ns3"], help="the reference simulator")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick subset, 120 s runs (a few minutes on 2 cores)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="report folder (default: validate-ns3 or validate-ns3-quick)",
+    )
+    p.add_argument(
+        "--scenarios",
+        metavar="NAME,...",
+        help="only these scenarios (names or groups; a trailing * matches a prefix)",
+    )
+    p.add_argument("--workers", type=int, default=2, metavar="N", help="runs at a time (default 2)")
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 if a checked scenario is outside the bounds and not explained",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``satqm validate``; raises ValidateCliError on failure."""
+    from satqm.validation import compare
+    from satqm.validation import scenarios as S
+
+    names = [x.strip() for x in (args.scenarios or "").split(",") if x.strip()]
+    try:
+        descs = S.select(S.scenarios(args.quick), names)
+    except ValueError as e:
+        raise ValidateCliError(f"--scenarios: {e}") from None
+    if args.list:
+        for d in descs:
+            print(f"{d['name']:28} {compare.describe(d)}")
+        return EXIT_OK
+    if args.workers < 1:
+        raise ValidateCliError("--workers: must be >= 1")
+
+    from satqm.validation.ns3 import build
+
+    try:
+        build.find_ns3()
+    except build.Ns3NotFound as e:
+        raise ValidateCliError(str(e)) from None
+    out = Path(args.out or ("validate-ns3-quick" if args.quick else "validate-ns3"))
+    if out.exists() and not out.is_dir():
+        raise ValidateCliError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValidateCliError(f"--out {out}: cannot create: {e.strerror or e}") from None
+
+    say = (lambda *a: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
+    say("building the ns-3 program if needed (about 10 s the first time)")
+    try:
+        binary = str(build.ensure_binary())
+    except RuntimeError as e:
+        raise ValidateCliError(f"cannot build the ns-3 program: {e}", EXIT_FAILED) from None
+    try:
+        info = build.info()
+    except Exception:  # informational only
+        info = None
+
+    bar = None
+    progress = None
+    if not args.quiet:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+        task = bar.add_task(f"{len(descs)} scenarios × 2 simulators", total=2 * len(descs))
+
+        def progress(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, description=what or "starting")
+
+        bar.start()
+    t0 = time.perf_counter()
+    try:
+        results = compare.run_pairs(descs, workers=args.workers, binary=binary, progress=progress)
+    except KeyboardInterrupt:
+        raise ValidateCliError("interrupted; nothing written", 130) from None
+    except RuntimeError as e:
+        raise ValidateCliError(str(e), EXIT_FAILED) from None
+    finally:
+        if bar is not None:
+            bar.stop()
+    command = "satqm validate ns3" + (" --quick" if args.quick else "")
+    if names:
+        command += " --scenarios " + shlex.quote(",".join(names))
+    command += f" --out {shlex.quote(str(out))}"
+    path, rows = compare.write_report(
+        results, out, command=command, ns3_info=info, elapsed_s=time.perf_counter() - t0
+    )
+    print(compare.summary_table(rows))
+    fails = compare.failures(rows)
+    bad = [r for r in rows if r["check"] == "FAIL"]
+    print()
+    if fails:
+        print("outside the bounds:")
+        for line in fails:
+            group = line.split(":", 1)[0]
+            why = compare.EXPLAINED.get(group)
+            print(f"  {line}" + (f"  [explained: {why}]" if why else ""))
+    elif any(r["check"] != "-" for r in rows):
+        print("every checked scenario is within the bounds")
+    else:
+        print("none of these scenarios is checked against the bounds")
+    print(f"report: {path}")
+    if args.strict and bad:
+        return EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,640 @@
+"""The validation scenarios, each written once and turned into both simulators' inputs.
+
+A scenario is a plain dict (see :func:`make`)::
+
+    {"name": "red-n3", "flows": 3, "duration_s": 200.0, "warmup_s": 20.0,
+     "bottleneck": {"rate_bps": 10e6, "delay_s": 0.29, "buffer_packets": 800, "loss": 0.0},
+     "access": {"rate_bps": 100e6, "delays_s": [0.005, ...], "rx_delay_s": 0.005},
+     "tcp": {"recovery": "newreno", "mss": 1460, ...},
+     "aqm": {"kind": "red", "min_th": 30, "max_th": 90, ...},
+     "starts_s": [0.0, 0.37, ...], "seed": 1, ...}
+
+:func:`satqm_toml` writes the satqm scenario and :func:`ns3_params` the ns-3
+program's parameters from the same dict, so the two cannot drift apart.
+:func:`params_from_toml` and :func:`params_from_ns3` read each side back
+into one canonical form; the tests check that both give the same.
+
+Where ns-3's semantics differ, the translation compensates (every choice is
+listed in ``docs/validation.md``):
+
+- satqm's buffer limit counts packets waiting; ns-3's bottleneck holds the
+  queue disc (``bufferPackets``) plus one packet in the device queue, so the
+  queue disc gets ``buffer - 1``.
+- ns-3 RED defaults to ns-2's ``wait`` rule; satqm spreads drops with
+  ``p_b / (1 - count p_b)``, which is ns-3's ``Wait = false``.
+- ns-3's limited transmit (RFC 3042) is on by default; satqm has none.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import sys
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MSS = 1460
+PACKET = MSS + 40  # IP bytes of a full data segment (no TCP options)
+
+#: The bottleneck AQMs, by name: satqm [[aqm]] parameters (ns-3 gets the same values).
+AQMS: dict[str, dict[str, Any]] = {
+    "droptail": {"kind": "droptail"},
+    # RED in packet mode; thresholds 50/150 packets (60/180 ms at 10 Mbit/s,
+    # under the 500-packet BDP), buffer 800
+    "red": {
+        "kind": "red",
+        "min_th": 50,
+        "max_th": 150,
+        "max_p": 0.1,
+        "w_q": 0.002,
+        "gentle": False,
+        "mean_packet_size": PACKET,
+    },
+    "red-gentle": {
+        "kind": "red",
+        "min_th": 50,
+        "max_th": 150,
+        "max_p": 0.1,
+        "w_q": 0.002,
+        "gentle": True,
+        "mean_packet_size": PACKET,
+    },
+    # Adaptive RED: w_q = 1 - exp(-1/C) (automatic on both), gentle, AIMD on max_p
+    "ared": {
+        "kind": "ared",
+        "min_th": 50,
+        "max_th": 150,
+        "max_p": 0.1,
+        "alpha": 0.01,
+        "beta": 0.9,
+        "interval": 0.5,
+        "mean_packet_size": PACKET,
+    },
+    "pie": {
+        "kind": "pie",
+        "target": 0.015,
+        "t_update": 0.015,
+        "alpha": 0.125,
+        "beta": 1.25,
+        "max_burst": 0.150,
+        "mean_packet_size": PACKET,
+    },
+    "codel": {"kind": "codel", "target": 0.005, "interval": 0.100, "mtu": PACKET},
+}
+
+TCP_DEFAULTS: dict[str, Any] = {
+    "recovery": "newreno",  # or "sack"
+    "mss": MSS,
+    "initial_window": 2,
+    "delayed_ack": True,
+    "delayed_ack_timeout_s": 0.2,
+    "min_rto_s": 1.0,
+    "initial_rto_s": 1.0,
+    "window_scaling": True,
+    "receive_buffer": 16 * 1024 * 1024,
+    "handshake": True,
+}
+
+
+def start_offsets(flows: int, spread_s: float, replicate: int) -> list[float]:
+    """Start times of the flows: uniform in ``[0, spread_s)``, drawn from a
+    generator seeded by ``replicate`` (the same list goes to both simulators),
+    rounded to the microsecond. Flow 0 always starts at 0."""
+    rng = random.Random(1000 + replicate)
+    starts = [0.0] + [round(rng.uniform(0.0, spread_s), 6) for _ in range(flows - 1)]
+    return starts
+
+
+def make(
+    name: str,
+    *,
+    flows: int,
+    aqm: str = "droptail",
+    recovery: str = "newreno",
+    duration_s: float = 300.0,
+    warmup_s: float = 20.0,
+    buffer_packets: int = 800,
+    loss: float = 0.0,
+    access_delays_s: list[float] | None = None,
+    start_spread_s: float = 1.0,
+    replicate: int = 0,
+    seed: int = 1,
+    group: str = "",
+    note: str = "",
+) -> dict[str, Any]:
+    """One scenario description (a dict; see the module docstring)."""
+    if aqm not in AQMS:
+        raise ValueError(f"unknown AQM {aqm!r} (known: {', '.join(AQMS)})")
+    delays = list(access_delays_s) if access_delays_s else [0.005] * flows
+    if len(delays) != flows:
+        raise ValueError(f"{name}: {len(delays)} access delays for {flows} flows")
+    tcp = dict(TCP_DEFAULTS)
+    tcp["recovery"] = recovery
+    return {
+        "name": name,
+        "group": group or name,
+        "note": note,
+        "flows": flows,
+        "duration_s": float(duration_s),
+        "warmup_s": float(warmup_s),
+        "sample_interval_s": 0.1,
+        "seed": seed,
+        "replicate": replicate,
+        "bottleneck": {
+            "rate_bps": 10e6,
+            "delay_s": 0.290,
+            "buffer_packets": buffer_packets,
+            "loss": float(loss),
+        },
+        "access": {"rate_bps": 100e6, "delays_s": delays, "rx_delay_s": 0.005},
+        "tcp": tcp,
+        "aqm": copy.deepcopy(AQMS[aqm]),
+        "starts_s": start_offsets(flows, start_spread_s, replicate),
+    }
+
+
+def hetero_delays(flows: int, lo: float = 0.005, hi: float = 0.100) -> list[float]:
+    """Access delays spread evenly over ``[lo, hi]`` (flow 0 the shortest)."""
+    if flows == 1:
+        return [lo]
+    return [round(lo + (hi - lo) * i / (flows - 1), 6) for i in range(flows)]
+
+
+def _replicated(base: dict[str, Any], replicates: int) -> list[dict[str, Any]]:
+    """``replicates`` copies of a scenario that differ in their start offsets
+    (and seed), named ``<name>/r<k>``; one run if ``replicates`` is 1."""
+    if replicates <= 1:
+        return [base]
+    out = []
+    for r in range(replicates):
+        d = copy.deepcopy(base)
+        d["name"] = f"{base['name']}/r{r}"
+        d["replicate"] = r
+        d["seed"] = base["seed"] + r
+        d["starts_s"] = start_offsets(d["flows"], 1.0, r)
+        out.append(d)
+    return out
+
+
+def _name(aqm: str, n: int, recovery: str) -> str:
+    return f"{aqm}-n{n}" + ("-sack" if recovery == "sack" else "")
+
+
+#: The quick set: (aqm, flows, recovery, replicates).
+_QUICK: list[tuple[str, int, str, int]] = [
+    # 1: DropTail. NewReno without SACK (ns-3's own behaviour differs after a
+    # timeout, see docs/validation.md) and with SACK; N = 3 is replicated
+    # (the first overshoot decides a run), N = 10 and 50 reach steady state.
+    ("droptail", 3, "newreno", 3),
+    ("droptail", 3, "sack", 3),
+    ("droptail", 10, "sack", 1),
+    ("droptail", 50, "sack", 1),
+    # 2: RED (gentle off and on), Adaptive RED, PIE, CoDel
+    ("red", 10, "newreno", 1),
+    ("red", 3, "sack", 3),
+    ("red", 10, "sack", 2),
+    ("red", 50, "sack", 1),
+    ("red-gentle", 10, "sack", 1),
+    ("ared", 10, "sack", 1),
+    ("pie", 10, "sack", 1),
+    ("codel", 10, "sack", 1),
+]
+
+
+def scenarios(quick: bool = False) -> list[dict[str, Any]]:
+    """The validation set (``quick``: the subset ``satqm validate ns3 --quick``
+    runs, with shorter runs). Names are unique; replicates of a group share
+    their ``group`` and are averaged in the report."""
+    out: list[dict[str, Any]] = []
+    if quick:
+        dur, warm = 200.0, 50.0
+        for aqm, n, rec, reps in _QUICK:
+            name = _name(aqm, n, rec)
+            base = make(name, flows=n, aqm=aqm, recovery=rec, duration_s=dur, warmup_s=warm)
+            out += _replicated(base, reps)
+        # 3: heterogeneous RTTs
+        out.append(
+            make(
+                "hetero-n10-sack",
+                flows=10,
+                recovery="sack",
+                access_delays_s=hetero_delays(10),
+                duration_s=dur,
+                warmup_s=warm,
+            )
+        )
+        # 4: random erasures on the bottleneck
+        for loss in (1e-3, 1e-2):
+            base = make(
+                f"erasure-{loss:g}-n3-sack",
+                flows=3,
+                loss=loss,
+                recovery="sack",
+                duration_s=dur,
+                warmup_s=warm,
+            )
+            out += _replicated(base, 2)
+        return out
+
+    dur, warm = 300.0, 60.0
+    for aqm in ("droptail", "red", "red-gentle", "ared", "pie", "codel"):
+        for n in (1, 3, 10, 50):
+            for rec in ("newreno", "sack"):
+                # replicates differ in start times and seed; with one flow
+                # and DropTail nothing random is left to vary
+                if aqm == "droptail":
+                    reps = 5 if n == 3 else 1
+                else:
+                    reps = 3 if n <= 3 and aqm.startswith("red") else 1
+                base = make(
+                    _name(aqm, n, rec),
+                    flows=n,
+                    aqm=aqm,
+                    recovery=rec,
+                    duration_s=dur,
+                    warmup_s=warm,
+                )
+                out += _replicated(base, reps)
+    for aqm in ("droptail", "red"):
+        for rec in ("newreno", "sack"):
+            out.append(
+                make(
+                    _name(f"hetero-{aqm}", 10, rec),
+                    flows=10,
+                    aqm=aqm,
+                    recovery=rec,
+                    access_delays_s=hetero_delays(10),
+                    duration_s=dur,
+                    warmup_s=warm,
+                )
+            )
+    for loss in (1e-3, 1e-2):
+        for rec in ("newreno", "sack"):
+            out.append(
+                make(
+                    _name(f"erasure-{loss:g}", 3, rec),
+                    flows=3,
+                    loss=loss,
+                    recovery=rec,
+                    duration_s=dur,
+                    warmup_s=warm,
+                )
+            )
+    return out
+
+
+def select(items: list[dict[str, Any]], names: list[str] | None) -> list[dict[str, Any]]:
+    """The scenarios whose name or group is in ``names`` (all if ``names`` is
+    empty); a name ending in ``*`` is a prefix. Unknown names raise ValueError."""
+    if not names:
+        return items
+    chosen = []
+    for pat in names:
+        if pat.endswith("*"):
+            hit = [d for d in items if d["name"].startswith(pat[:-1])]
+        else:
+            hit = [d for d in items if pat in (d["name"], d["group"])]
+        if not hit:
+            known = sorted({d["group"] for d in items})
+            raise ValueError(f"no scenario {pat!r} (known: {', '.join(known)})")
+        chosen += [d for d in hit if d not in chosen]
+    return [d for d in items if d in chosen]
+
+
+# ----- satqm -------------------------------------------------------------------
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"not finite: {v}")
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} as TOML")
+
+
+def satqm_toml(d: dict[str, Any]) -> str:
+    """The satqm scenario (TOML text) of a description."""
+    b, a, t, q = d["bottleneck"], d["access"], d["tcp"], d["aqm"]
+    lines = [
+        f"# satqm validate ns3: {d['name']} (generated by satqm.validation.scenarios)",
+        f"name = {_toml_value(d['name'].replace('/', '-'))}",
+        "",
+        "[simulation]",
+        f"duration = {_toml_value(d['duration_s'])}",
+        f"seed = {d['seed']}",
+        f"sample_interval = {_toml_value(d['sample_interval_s'])}",
+        f"warmup = {_toml_value(d['warmup_s'])}",
+        "trace_cwnd = [0]",
+        "",
+        "[topology]",
+        'kind = "dumbbell"',
+        f"pairs = {d['flows']}",
+        "",
+        "[topology.access]",
+        f"rate = {_toml_value(a['rate_bps'])}",
+        f"delay = {_toml_value([float(x) for x in a['delays_s']])}",
+        "buffer = 100000",
+        "",
+        "[topology.receiver_access]",
+        f"rate = {_toml_value(a['rate_bps'])}",
+        f"delay = {_toml_value(float(a['rx_delay_s']))}",
+        "buffer = 100000",
+        "",
+        "[topology.bottleneck]",
+        f"rate = {_toml_value(b['rate_bps'])}",
+        f"delay = {_toml_value(b['delay_s'])}",
+        f"buffer = {int(b['buffer_packets'])}",
+        "reverse_buffer = 100000",
+    ]
+    if b["loss"] > 0:
+        lines.append(f"loss = {_toml_value(b['loss'])}")
+    lines += [
+        "",
+        "[tcp]",
+        f"recovery = {_toml_value(t['recovery'])}",
+        f"mss = {t['mss']}",
+        f"initial_window = {t['initial_window']}",
+        f"delayed_ack = {_toml_value(t['delayed_ack'])}",
+        f"delayed_ack_timeout = {_toml_value(t['delayed_ack_timeout_s'])}",
+        f"min_rto = {_toml_value(t['min_rto_s'])}",
+        f"initial_rto = {_toml_value(t['initial_rto_s'])}",
+        f"window_scaling = {_toml_value(t['window_scaling'])}",
+        f"receive_buffer = {t['receive_buffer']}",
+        f"handshake = {_toml_value(t['handshake'])}",
+    ]
+    if q["kind"] != "droptail":
+        lines += ["", "[[aqm]]", f"kind = {_toml_value(q['kind'])}", 'at = "bottleneck"']
+        lines += [f"{k} = {_toml_value(v)}" for k, v in q.items() if k != "kind"]
+    for i, st in enumerate(d["starts_s"]):
+        lines += ["", "[[traffic]]", 'kind = "bulk"', f"pairs = {i}", f"start = {_toml_value(st)}"]
+    return "\n".join(lines) + "\n"
+
+
+# ----- ns-3 --------------------------------------------------------------------
+
+
+def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
+    """The ns-3 dumbbell program's parameters (``satqm.validation.ns3.run.PARAMS``
+    names) for a description."""
+    b, a, t, q = d["bottleneck"], d["access"], d["tcp"], d["aqm"]
+    if t["recovery"] not in ("newreno", "sack"):
+        raise ValueError(f"ns-3 comparison supports newreno and sack, not {t['recovery']!r}")
+    if not t["handshake"]:
+        raise ValueError("ns-3 always does the SYN exchange: handshake must be true")
+    p: dict[str, Any] = {
+        "nFlows": d["flows"],
+        "bottleneckRate": b["rate_bps"],
+        "bottleneckDelay": b["delay_s"],
+        "accessRate": a["rate_bps"],
+        "accessDelays": [float(x) for x in a["delays_s"]],
+        "accessDelayRx": float(a["rx_delay_s"]),
+        # satqm counts waiting packets; ns-3 holds queue disc + 1 device packet
+        "bufferPackets": int(b["buffer_packets"]) - 1,
+        "deviceQueuePackets": 1,
+        "queueDisc": q["kind"],
+        "tcp": "NewReno",
+        "recovery": "classic",
+        "sack": t["recovery"] == "sack",
+        "mss": t["mss"],
+        "initialCwnd": t["initial_window"],
+        "delAckCount": 2 if t["delayed_ack"] else 1,
+        "delAckTimeout": t["delayed_ack_timeout_s"],
+        "minRto": t["min_rto_s"],
+        "initialRto": t["initial_rto_s"],
+        "clockGranularity": 0.001,
+        "windowScaling": t["window_scaling"],
+        "timestamps": False,
+        "limitedTransmit": False,
+        "rcvBuf": t["receive_buffer"],
+        "sndBuf": t["receive_buffer"],
+        "errorRate": b["loss"],
+        "duration": d["duration_s"],
+        "sampleInterval": d["sample_interval_s"],
+        "warmup": d["warmup_s"],
+        "startTimes": list(d["starts_s"]),
+        "seed": d["seed"],
+        "run": 1,
+        "cwndLog": False,
+    }
+    kind = q["kind"]
+    if kind in ("red", "ared"):
+        p.update(
+            minTh=q["min_th"],
+            maxTh=q["max_th"],
+            maxP=q["max_p"],
+            packetMode=True,
+            wait=False,
+            meanPktSize=q["mean_packet_size"],
+        )
+        if kind == "red":
+            p.update(qW=q["w_q"], gentle=q["gentle"])
+        else:
+            p.update(
+                qW=q.get("w_q", 0.0),  # 0: ns-3's 1 - exp(-1/C), as satqm's ared default
+                gentle=True,
+                aredAuto=False,
+                aredAdaptMaxP=True,
+                aredInterval=q["interval"],
+                aredAlpha=q["alpha"],
+                aredBeta=q["beta"],
+                aredTop=0.5,
+                aredBottom=0.01,
+            )
+    elif kind == "pie":
+        p.update(
+            pieTarget=q["target"],
+            pieTupdate=q["t_update"],
+            pieMaxBurst=q["max_burst"],
+            pieDqRate=False,
+            attrs=f"ns3::PieQueueDisc::A={q['alpha']};ns3::PieQueueDisc::B={q['beta']}",
+        )
+    elif kind == "codel":
+        p.update(codelTarget=q["target"], codelInterval=q["interval"])
+    # experiments only: ns-3 settings toggled on one side (docs/validation.md)
+    p.update(d.get("ns3_extra", {}))
+    return p
+
+
+# ----- reading both back (for the consistency test and the report) -------------------
+
+
+def params_from_toml(text: str) -> dict[str, Any]:
+    """The compared parameters, read from a generated satqm scenario."""
+    doc = tomllib.loads(text)
+    sim, topo, tcp = doc["simulation"], doc["topology"], doc["tcp"]
+    b = topo["bottleneck"]
+    aqm = (doc.get("aqm") or [{"kind": "droptail"}])[0]
+    flows = int(topo["pairs"])
+    delays = topo["access"]["delay"]
+    starts = [0.0] * flows
+    for tr in doc["traffic"]:
+        starts[int(tr["pairs"])] = float(tr["start"])
+    out: dict[str, Any] = {
+        "flows": flows,
+        "duration_s": float(sim["duration"]),
+        "warmup_s": float(sim["warmup"]),
+        "sample_interval_s": float(sim["sample_interval"]),
+        "bottleneck_rate_bps": float(b["rate"]),
+        "bottleneck_delay_s": float(b["delay"]),
+        "buffer_waiting_packets": int(b["buffer"]),
+        "loss": float(b.get("loss", 0.0)),
+        "access_rate_bps": float(topo["access"]["rate"]),
+        "access_delays_s": [float(x) for x in delays],
+        "rx_delay_s": float(topo["receiver_access"]["delay"]),
+        "sack": tcp["recovery"] == "sack",
+        "mss": int(tcp["mss"]),
+        "initial_window": int(tcp["initial_window"]),
+        "delayed_ack": bool(tcp["delayed_ack"]),
+        "delayed_ack_timeout_s": float(tcp["delayed_ack_timeout"]),
+        "min_rto_s": float(tcp["min_rto"]),
+        "initial_rto_s": float(tcp["initial_rto"]),
+        "window_scaling": bool(tcp["window_scaling"]),
+        "receive_buffer": int(tcp["receive_buffer"]),
+        "starts_s": starts,
+        "aqm": aqm["kind"],
+    }
+    kind = aqm["kind"]
+    if kind in ("red", "ared"):
+        out.update(
+            min_th=float(aqm["min_th"]),
+            max_th=float(aqm["max_th"]),
+            max_p=float(aqm["max_p"]),
+            w_q=float(aqm["w_q"]) if "w_q" in aqm else "auto",
+            gentle=bool(aqm.get("gentle", kind == "ared")),
+            mean_packet_size=int(aqm["mean_packet_size"]),
+            count_spread="p/(1-count p)",
+        )
+        if kind == "ared":
+            out.update(
+                alpha=float(aqm["alpha"]),
+                beta=float(aqm["beta"]),
+                interval_s=float(aqm["interval"]),
+            )
+    elif kind == "pie":
+        out.update(
+            target_s=float(aqm["target"]),
+            t_update_s=float(aqm["t_update"]),
+            alpha=float(aqm["alpha"]),
+            beta=float(aqm["beta"]),
+            max_burst_s=float(aqm["max_burst"]),
+            mean_packet_size=int(aqm["mean_packet_size"]),
+        )
+    elif kind == "codel":
+        out.update(
+            target_s=float(aqm["target"]),
+            interval_s=float(aqm["interval"]),
+            mtu=int(aqm["mtu"]),
+        )
+    return out
+
+
+def params_from_ns3(args: list[str]) -> dict[str, Any]:
+    """The compared parameters, read from the ns-3 program's command line
+    (``--name=value`` items, as :func:`satqm.validation.ns3.run.command_line`
+    writes them)."""
+    kv: dict[str, str] = {}
+    for a in args:
+        if not a.startswith("--") or "=" not in a:
+            raise ValueError(f"not a --name=value argument: {a!r}")
+        k, v = a[2:].split("=", 1)
+        kv[k] = v
+
+    def f(k: str) -> float:
+        return float(kv[k])
+
+    def i(k: str) -> int:
+        return int(kv[k])
+
+    def b(k: str) -> bool:
+        return kv[k] == "true"
+
+    def fl(k: str) -> list[float]:
+        return [float(x) for x in kv[k].split(",")]
+
+    if kv["tcp"] != "NewReno" or kv["recovery"] != "classic":
+        raise ValueError("expected NewReno with classic recovery")
+    if b("timestamps") or b("limitedTransmit") or i("deviceQueuePackets") != 1:
+        raise ValueError("expected timestamps and limited transmit off, a 1-packet device queue")
+    flows = i("nFlows")
+    if i("delAckCount") not in (1, 2) or f("clockGranularity") != 0.001:
+        raise ValueError("unexpected delayed-ACK count or clock granularity")
+    if i("rcvBuf") != i("sndBuf"):
+        raise ValueError("send and receive buffers differ")
+    out: dict[str, Any] = {
+        "flows": flows,
+        "duration_s": f("duration"),
+        "warmup_s": f("warmup"),
+        "sample_interval_s": f("sampleInterval"),
+        "bottleneck_rate_bps": f("bottleneckRate"),
+        "bottleneck_delay_s": f("bottleneckDelay"),
+        "buffer_waiting_packets": i("bufferPackets") + i("deviceQueuePackets"),
+        "loss": f("errorRate"),
+        "access_rate_bps": f("accessRate"),
+        "access_delays_s": fl("accessDelays"),
+        "rx_delay_s": f("accessDelayRx"),
+        "sack": b("sack"),
+        "mss": i("mss"),
+        "initial_window": i("initialCwnd"),
+        "delayed_ack": i("delAckCount") == 2,
+        "delayed_ack_timeout_s": f("delAckTimeout"),
+        "min_rto_s": f("minRto"),
+        "initial_rto_s": f("initialRto"),
+        "window_scaling": b("windowScaling"),
+        "receive_buffer": i("rcvBuf"),
+        "starts_s": fl("startTimes"),
+        "aqm": kv["queueDisc"],
+    }
+    kind = kv["queueDisc"]
+    if kind in ("red", "ared"):
+        if not b("packetMode"):
+            raise ValueError("expected RED in packet mode")
+        out.update(
+            min_th=f("minTh"),
+            max_th=f("maxTh"),
+            max_p=f("maxP"),
+            w_q=f("qW") if f("qW") > 0 else "auto",
+            gentle=b("gentle"),
+            mean_packet_size=i("meanPktSize"),
+            count_spread="p/(1-count p)" if not b("wait") else "wait",
+        )
+        if kind == "ared":
+            if b("aredAuto") or not b("aredAdaptMaxP"):
+                raise ValueError("expected ARED with the given thresholds and AdaptMaxP")
+            out.update(
+                alpha=f("aredAlpha"),
+                beta=f("aredBeta"),
+                interval_s=f("aredInterval"),
+            )
+    elif kind == "pie":
+        attrs = dict(x.split("=", 1) for x in kv.get("attrs", "").split(";") if x)
+        if b("pieDqRate"):
+            raise ValueError("expected PIE with timestamps (no dequeue-rate estimator)")
+        out.update(
+            target_s=f("pieTarget"),
+            t_update_s=f("pieTupdate"),
+            alpha=float(attrs["ns3::PieQueueDisc::A"]),
+            beta=float(attrs["ns3::PieQueueDisc::B"]),
+            max_burst_s=f("pieMaxBurst"),
+            # the program sets MeanPktSize to the full data packet
+            mean_packet_size=i("mss") + 40,
+        )
+    elif kind == "codel":
+        out.update(
+            target_s=f("codelTarget"),
+            interval_s=f("codelInterval"),
+            mtu=i("mss") + 40,  # the program sets MinBytes to the full data packet
+        )
+    return out

@@ -1,0 +1,164 @@
+"""Cross-validation against ns-3 (`satqm validate ns3`).
+
+The first tests need no ns-3: the scenario generator writes valid satqm
+scenarios and ns-3 argument lists that carry the same parameters, and the
+command fails cleanly without ns-3. The last ones run the quick set's
+DropTail and RED scenarios in both simulators and check the bounds of
+docs/validation.md; they are skipped when ns-3 (the `ns3` wheel and a C++
+compiler) is not installed, or with SATQM_SKIP_NS3=1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import satqm
+from satqm.validation import compare
+from satqm.validation import scenarios as S
+from satqm.validation.ns3.run import PARAMS, command_line
+
+ALL = S.scenarios(quick=True) + S.scenarios(quick=False)
+
+
+def _args(desc):
+    return command_line(S.ns3_params(desc), "out.json")[:-1]
+
+
+@pytest.mark.parametrize("desc", ALL, ids=lambda d: d["name"])
+def test_generated_scenarios_match(desc):
+    text = S.satqm_toml(desc)
+    sc = satqm.Scenario.from_toml(text)  # valid for satqm
+    assert sc.flows == desc["flows"]
+    assert sc.duration == desc["duration_s"]
+    # ns-3 arguments: every name is a program parameter
+    params = S.ns3_params(desc)
+    assert set(params) <= set(PARAMS)
+    # both sides read back to the same parameters
+    assert S.params_from_toml(text) == S.params_from_ns3(_args(desc))
+
+
+def test_ns3_semantics_compensated():
+    d = S.make("x", flows=2, aqm="red", recovery="sack")
+    p = S.ns3_params(d)
+    assert p["bufferPackets"] + p["deviceQueuePackets"] == d["bottleneck"]["buffer_packets"]
+    assert p["wait"] is False  # satqm spreads drops with p/(1 - count p)
+    assert p["limitedTransmit"] is False and p["timestamps"] is False
+    assert p["recovery"] == "classic" and p["tcp"] == "NewReno" and p["sack"] is True
+    assert p["meanPktSize"] == 1500 and d["aqm"]["mean_packet_size"] == 1500
+    pie = S.ns3_params(S.make("p", flows=1, aqm="pie"))
+    assert pie["pieDqRate"] is False
+    assert "ns3::PieQueueDisc::A=0.125" in pie["attrs"]
+
+
+def test_a_changed_parameter_shows_on_one_side_only():
+    d = S.make("x", flows=3, aqm="codel")
+    text = S.satqm_toml(d)
+    d2 = S.make("x", flows=3, aqm="codel")
+    d2["aqm"]["target"] = 0.010
+    assert S.params_from_toml(text) != S.params_from_ns3(_args(d2))
+
+
+def test_names_unique_and_select():
+    for quick in (True, False):
+        names = [d["name"] for d in S.scenarios(quick)]
+        assert len(names) == len(set(names))
+    q = S.scenarios(True)
+    assert [d["group"] for d in S.select(q, ["droptail-n3-sack"])] == ["droptail-n3-sack"] * 3
+    assert all(d["name"].startswith("red") for d in S.select(q, ["red*"]))
+    with pytest.raises(ValueError, match="no scenario"):
+        S.select(q, ["nope"])
+
+
+def test_replicates_share_starts_across_simulators():
+    for d in S.select(S.scenarios(True), ["droptail-n3"]):
+        p = S.ns3_params(d)
+        assert p["startTimes"] == d["starts_s"]
+        assert S.params_from_toml(S.satqm_toml(d))["starts_s"] == d["starts_s"]
+    starts = {tuple(d["starts_s"]) for d in S.select(S.scenarios(True), ["droptail-n3"])}
+    assert len(starts) == 3
+
+
+def test_rel_diff_and_check():
+    assert compare.rel_diff(1.05, 1.0) == pytest.approx(0.05)
+    assert compare.rel_diff(1.0, 0.0) != compare.rel_diff(1.0, 0.0)  # NaN
+    assert compare.checked("droptail-n10-sack") and compare.checked("red-n3")
+    assert not compare.checked("pie-n10-sack") and not compare.checked("hetero-red-n10")
+
+
+def _cli(*args, env=None, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "satqm.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_cli_without_ns3_says_how_to_install(tmp_path):
+    env = dict(os.environ, SATQM_NS3_PREFIX=str(tmp_path / "no-ns3"))
+    r = _cli("validate", "ns3", "--quick", "--out", str(tmp_path / "o"), env=env)
+    assert r.returncode == 2, r.stderr
+    assert "pip install 'satqm[ns3]'" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_list_and_bad_name(tmp_path):
+    r = _cli("validate", "ns3", "--quick", "--list")
+    assert r.returncode == 0, r.stderr
+    assert "droptail-n10-sack" in r.stdout
+    r = _cli("validate", "ns3", "--scenarios", "nope", "--list")
+    assert r.returncode == 2
+    assert "--scenarios" in r.stderr
+
+
+# ----- with ns-3 -------------------------------------------------------------------
+
+
+def _ns3_missing() -> str | None:
+    if os.environ.get("SATQM_SKIP_NS3"):
+        return "SATQM_SKIP_NS3 is set"
+    from satqm.validation.ns3 import build
+
+    try:
+        build.find_ns3()
+    except build.Ns3NotFound:
+        return "ns-3 is not installed (pip install 'satqm[ns3]'; see docs/validation.md)"
+    try:
+        build._cxx_version(build._cxx())
+    except RuntimeError as e:
+        return f"no C++ compiler for the ns-3 program: {e}"
+    return None
+
+
+NS3_MISSING = _ns3_missing()
+CHECKED = sorted({d["group"] for d in S.scenarios(True) if compare.checked(d["group"])})
+
+
+@pytest.fixture(scope="module")
+def quick_rows():
+    if NS3_MISSING:
+        pytest.skip(NS3_MISSING)
+    descs = [d for d in S.scenarios(True) if compare.checked(d["group"])]
+    results = compare.run_pairs(descs, workers=2)
+    return {r["group"]: r for r in compare.aggregate(results)}
+
+
+@pytest.mark.skipif(NS3_MISSING is not None, reason=NS3_MISSING or "")
+@pytest.mark.parametrize("group", CHECKED)
+def test_quick_set_within_bounds(quick_rows, group):
+    row = quick_rows[group]
+    outside = [
+        f"{k} {row[f'{k}.rel']:+.1%} (bound ±{lim:.0%})"
+        for k, lim in compare.BOUNDS.items()
+        if not abs(row[f"{k}.rel"]) <= lim
+    ]
+    verdict = compare.check_row(row)
+    if verdict == "explained":
+        pytest.skip(f"{group}: {', '.join(outside)}; explained: {compare.EXPLAINED[group]}")
+    # "spread": outside a bound, but the replicates of each simulator overlap
+    assert verdict in ("ok", "spread"), f"{group}: {', '.join(outside)}"
