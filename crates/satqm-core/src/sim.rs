@@ -616,17 +616,7 @@ impl Simulation {
     /// Process every event up to and including time `t` (at most the end
     /// of the run).
     pub fn run_until(&mut self, t: SimTime) -> Result<()> {
-        let limit = t.min(self.end);
-        while let Some(tn) = self.queue.peek_time() {
-            if tn > limit {
-                break;
-            }
-            let (time, ev) = self.queue.pop().expect("peeked");
-            self.now = time;
-            self.dispatch(ev)?;
-        }
-        self.now = self.now.max(limit);
-        Ok(())
+        self.run_until_budget(t, u64::MAX).map(|_| ())
     }
 
     /// Like [`run_until`](Self::run_until) but stops after `max_events`
