@@ -450,6 +450,11 @@ impl TcpSender {
                         }
                     }
                     self.scoreboard_active = true;
+                    // Step 4.3: the first lost segment goes out at once,
+                    // whatever the pipe, so a long path does not wait for
+                    // the pipe to drain below cwnd (and time out meanwhile).
+                    let head = self.snd_una;
+                    self.retransmit_at(head, em);
                 }
             }
         }

@@ -221,6 +221,30 @@ fn sack_retransmits_every_hole_in_one_round() {
 }
 
 #[test]
+fn sack_resends_the_first_hole_on_entering_recovery() {
+    // RFC 6675 step 4.3: the head goes out on the ACK that starts recovery,
+    // even though the pipe (19 segments) exceeds the halved cwnd (10).
+    let (mut s, _) = established(Recovery::Sack, 20);
+    let t = SimTime::from_ms(100);
+    feed(&mut s, &ack(3, &[]), t);
+    let mut retx = Vec::new();
+    for a in [4u64, 5, 6] {
+        let out = feed(&mut s, &ack(3, &[(4, a + 1)]), t);
+        let resent: Vec<u64> = out
+            .iter()
+            .filter(|p| p.has(flags::RETX))
+            .map(|p| p.seq / MSS)
+            .collect();
+        if a < 6 {
+            assert!(resent.is_empty(), "no retransmission before the 3rd dupack");
+        }
+        retx.extend(resent);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(retx, vec![3], "the hole resent on the 3rd dupack, once");
+}
+
+#[test]
 fn ecn_echo_halves_once_per_window() {
     let mut c = cfg(Recovery::NewReno);
     c.ecn = true;
