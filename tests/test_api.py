@@ -118,6 +118,19 @@ def test_timeseries_columns_and_dtypes(droptail):
         "aqm_price",
         "aqm_max_p",
         "aqm_qdelay",
+        "aqm_min_th",
+        "aqm_max_th",
+        "aqm_pd_avg",
+        "aqm_vq1_packets",
+        "aqm_vq2_packets",
+        "aqm_vq1_bytes",
+        "aqm_vq2_bytes",
+        "aqm_vq1_rate_bps",
+        "aqm_vq2_rate_bps",
+        "aqm_vq1_arrived_bytes",
+        "aqm_vq2_arrived_bytes",
+        "aqm_vq1_delay_s",
+        "aqm_vq2_delay_s",
     ]
     assert ts["time_s"].dtype == np.float64
     assert isinstance(ts["link"].dtype, pd.CategoricalDtype)

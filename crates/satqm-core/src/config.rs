@@ -162,6 +162,20 @@ pub(crate) fn quantity_rate(q: &Quantity, path: &str) -> Result<Rate, ConfigErro
     rate(q, path)
 }
 
+/// A rate in bit/s that may be zero (a lower bound on a share of a link).
+pub(crate) fn quantity_rate_or_zero(q: &Quantity, path: &str) -> Result<f64, ConfigError> {
+    let v = q.value(Dim::Rate, path)?;
+    check_range(v, path, true, MAX_RATE, "bit/s")?;
+    Ok(v)
+}
+
+/// A size in bytes (> 0; fractions allowed: thresholds, not packets).
+pub(crate) fn quantity_bytes_f64(q: &Quantity, path: &str) -> Result<f64, ConfigError> {
+    let v = q.value(Dim::Bytes, path)?;
+    check_range(v, path, false, MAX_BYTES, "bytes")?;
+    Ok(v)
+}
+
 fn time(q: &Quantity, path: &str, allow_zero: bool) -> Result<SimTime, ConfigError> {
     let v = q.value(Dim::Time, path)?;
     check_range(v, path, allow_zero, MAX_SECONDS, "s")?;
@@ -905,6 +919,15 @@ fn aqm_entry(a: &RawAqm, path: &str) -> Result<AqmConfig, ConfigError> {
     let monitor = a.monitor.clone().unwrap_or_else(|| at.clone());
     let mut table = crate::aqm::params::ParamTable::new(path, a.params.clone());
     let params = crate::aqm::AqmParams::parse(&a.kind, &mut table)?;
+    if params.is_queue_structure() && monitor != at {
+        return Err(ConfigError::new(
+            format!("{path}.monitor"),
+            format!(
+                "{} is the queue structure of its port and must monitor it ({at:?})",
+                a.kind
+            ),
+        ));
+    }
     if params.acts_at_dequeue() && monitor != at {
         return Err(ConfigError::new(
             format!("{path}.monitor"),

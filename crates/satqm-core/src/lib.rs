@@ -34,6 +34,7 @@ pub mod ids;
 pub mod net;
 pub mod packet;
 pub mod probe;
+pub mod queue;
 pub mod rng;
 pub mod sim;
 pub mod time;

@@ -1,6 +1,6 @@
 //! The simulation: entities, the event loop and dispatch.
 
-use crate::aqm::{Aqm, PacketMeta, Reason, Verdict};
+use crate::aqm::{Aqm, AqmParams, PacketMeta, Reason, Verdict};
 use crate::config::{AqmMode, Scenario, StartSpec, Topology, TrafficKind};
 use crate::engine::{Event, EventQueue};
 use crate::error::ConfigError;
@@ -9,6 +9,7 @@ use crate::ids::{AppId, FlowId, LinkId, NodeId};
 use crate::net::{DropReason, Link, Queued, Routes};
 use crate::packet::{flags, Packet, PacketKind};
 use crate::probe::{jain_index, mean_std, CwndTrace, DropLog, TimeSeries};
+use crate::queue::{Buffer, ParallelQueues, VqClass};
 use crate::rng::Rng;
 use crate::time::SimTime;
 use crate::topology::{self, Built};
@@ -567,6 +568,22 @@ impl Simulation {
                 self.links[at.idx()].port.limit,
                 a.mode == AqmMode::Mark,
             );
+            if let AqmParams::RedTail(p) = &a.params {
+                // The port's buffer becomes two virtual queues.
+                let link = &mut self.links[at.idx()];
+                if link.port.backpressure {
+                    return Err(ConfigError::new(
+                        format!("aqm[{i}].at"),
+                        format!(
+                            "link {:?} has backpressure, which red_tail does not support",
+                            a.at
+                        ),
+                    )
+                    .into());
+                }
+                let split = p.split(link.rate.bps(), &format!("aqm[{i}]"))?;
+                link.port.queue = Buffer::Parallel(Box::new(ParallelQueues::new(split, link.rate)));
+            }
             if let Some(iv) = aqm.timer_interval() {
                 self.queue.schedule(iv, Event::AqmTimer(idx));
             }
@@ -840,16 +857,35 @@ impl Simulation {
         let port = &mut self.links[l.idx()].port;
         let index = port.arrivals;
         port.arrivals += 1;
+        // The virtual queue the packet joins (a FIFO port has one).
+        let mut class = VqClass::DropTail;
         if let Some(a) = port.aqm {
             let slot = &mut self.aqms[a as usize];
-            let m = &self.links[slot.monitor.idx()];
-            let view = m.port.view(now, m.rate);
             let u = slot.rng.uniform();
             let meta = PacketMeta {
                 size: pkt.size,
                 ecn_capable: pkt.ecn_capable(),
             };
-            let verdict = slot.aqm.on_arrival(now, meta, &view, u);
+            let verdict = if let Aqm::RedTail(rt) = &mut slot.aqm {
+                // RED+Tail: classify, then RED judges packets of its class
+                // on its own virtual queue.
+                let origin = self.flows[pkt.flow.idx()].origin;
+                class = rt.classify(now, pkt.flow, self.flows[origin.idx()].kind);
+                let vqs = self.links[l.idx()]
+                    .port
+                    .queue
+                    .parallel_mut()
+                    .expect("a red_tail port has parallel queues");
+                vqs.count_arrival(class, pkt.size);
+                match class {
+                    VqClass::DropTail => Verdict::Pass,
+                    VqClass::Red => rt.red_arrival(now, meta, &vqs.view(VqClass::Red, now), u),
+                }
+            } else {
+                let m = &self.links[slot.monitor.idx()];
+                let view = m.port.view(now, m.rate);
+                slot.aqm.on_arrival(now, meta, &view, u)
+            };
             let mode = slot.mode;
             if !self.apply_verdict(l, &mut pkt, index, verdict, mode) {
                 return;
@@ -867,6 +903,9 @@ impl Simulation {
             // Straight through: it joins and leaves the queue at once.
             let (verdict, mode) = self.notify_departure(l, SimTime::ZERO);
             if self.apply_verdict(l, &mut pkt, index, verdict, mode) {
+                if let Some(vqs) = self.links[l.idx()].port.queue.parallel_mut() {
+                    vqs.served_directly(class, now, pkt.size);
+                }
                 self.transmit(l, pkt, index);
             }
             return;
@@ -880,11 +919,15 @@ impl Simulation {
             return;
         }
         port.bytes += pkt.size as u64;
-        port.queue.push_back(Queued {
-            pkt,
-            index,
-            enqueued_at: now,
-        });
+        port.queue.push(
+            class,
+            now,
+            Queued {
+                pkt,
+                index,
+                enqueued_at: now,
+            },
+        );
         if !port.txdone_pending {
             port.txdone_pending = true;
             self.queue.schedule(port.busy_until, Event::TxDone(l));
@@ -975,7 +1018,7 @@ impl Simulation {
         self.links[l.idx()].port.txdone_pending = false;
         loop {
             let port = &mut self.links[l.idx()].port;
-            let Some(mut q) = port.queue.pop_front() else {
+            let Some(mut q) = port.queue.pop(now) else {
                 return;
             };
             port.bytes -= q.pkt.size as u64;
@@ -986,11 +1029,16 @@ impl Simulation {
                 }
                 let (p, index) = port.held.pop_front().expect("front");
                 port.bytes += p.size as u64;
-                port.queue.push_back(Queued {
-                    pkt: p,
-                    index,
-                    enqueued_at: now,
-                });
+                // Backpressure ports are FIFOs (red_tail refuses them).
+                port.queue.push(
+                    VqClass::DropTail,
+                    now,
+                    Queued {
+                        pkt: p,
+                        index,
+                        enqueued_at: now,
+                    },
+                );
             }
             let (verdict, mode) = self.notify_departure(l, now - q.enqueued_at);
             if self.apply_verdict(l, &mut q.pkt, q.index, verdict, mode) {
@@ -1135,6 +1183,23 @@ impl Simulation {
             ts.aqm_price.push(probe.price);
             ts.aqm_max_p.push(probe.max_p);
             ts.aqm_qdelay.push(probe.qdelay);
+            ts.aqm_min_th.push(probe.min_th);
+            ts.aqm_max_th.push(probe.max_th);
+            ts.aqm_pd_avg.push(probe.pd_avg);
+            let vq = port.queue.parallel_mut().map(|p| p.take_probe(now));
+            let col = |f: &dyn Fn(&crate::queue::VqProbe) -> f64| vq.as_ref().map_or(f64::NAN, f);
+            ts.aqm_vq1_packets.push(col(&|v| v.q_packets[0] as f64));
+            ts.aqm_vq2_packets.push(col(&|v| v.q_packets[1] as f64));
+            ts.aqm_vq1_bytes.push(col(&|v| v.q_bytes[0] as f64));
+            ts.aqm_vq2_bytes.push(col(&|v| v.q_bytes[1] as f64));
+            ts.aqm_vq1_rate_bps.push(col(&|v| v.rate_bps[0]));
+            ts.aqm_vq2_rate_bps.push(col(&|v| v.rate_bps[1]));
+            ts.aqm_vq1_arrived_bytes
+                .push(col(&|v| v.arrived_bytes[0] as f64));
+            ts.aqm_vq2_arrived_bytes
+                .push(col(&|v| v.arrived_bytes[1] as f64));
+            ts.aqm_vq1_delay_s.push(col(&|v| v.delay_mean_s[0]));
+            ts.aqm_vq2_delay_s.push(col(&|v| v.delay_mean_s[1]));
             port.busy_ns = carry;
             port.tx_bytes = 0;
             port.drops_since_sample = 0;

@@ -185,6 +185,26 @@ impl Simulation {
         d.set_item("aqm_price", ts.aqm_price.clone().into_pyarray(py))?;
         d.set_item("aqm_max_p", ts.aqm_max_p.clone().into_pyarray(py))?;
         d.set_item("aqm_qdelay", ts.aqm_qdelay.clone().into_pyarray(py))?;
+        macro_rules! ts_col {
+            ($($name:ident),*) => {
+                $(d.set_item(stringify!($name), ts.$name.clone().into_pyarray(py))?;)*
+            };
+        }
+        ts_col!(
+            aqm_min_th,
+            aqm_max_th,
+            aqm_pd_avg,
+            aqm_vq1_packets,
+            aqm_vq2_packets,
+            aqm_vq1_bytes,
+            aqm_vq2_bytes,
+            aqm_vq1_rate_bps,
+            aqm_vq2_rate_bps,
+            aqm_vq1_arrived_bytes,
+            aqm_vq2_arrived_bytes,
+            aqm_vq1_delay_s,
+            aqm_vq2_delay_s
+        );
         out.set_item("timeseries", d)?;
 
         let dl = &sim.drops;

@@ -78,6 +78,15 @@ impl Ared {
         }
     }
 
+    /// The RED state underneath (RED+Tail moves its thresholds).
+    pub(crate) fn red(&self) -> &Red {
+        &self.red
+    }
+
+    pub(crate) fn red_mut(&mut self) -> &mut Red {
+        &mut self.red
+    }
+
     pub fn w_q(&self) -> f64 {
         self.red.p.w_q
     }

@@ -21,6 +21,7 @@ pub mod params;
 mod pi;
 mod pie;
 mod red;
+pub mod red_tail;
 mod rem;
 pub mod replay;
 mod vq;
@@ -33,6 +34,7 @@ pub use gkvq::{Gkvq, GkvqParams};
 pub use pi::{Pi, PiParams};
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
+pub use red_tail::{Classifier, RedTail, RedTailParams, Thresholds};
 pub use rem::{Rem, RemParams};
 
 use crate::config::BufferLimit;
@@ -90,6 +92,11 @@ pub struct AqmProbe {
     pub max_p: f64,
     pub qdelay: f64,
     pub count: f64,
+    /// RED+Tail: the RED queue's current thresholds (packets) and its
+    /// average drop probability.
+    pub min_th: f64,
+    pub max_th: f64,
+    pub pd_avg: f64,
 }
 
 impl Default for AqmProbe {
@@ -103,6 +110,9 @@ impl Default for AqmProbe {
             max_p: f64::NAN,
             qdelay: f64::NAN,
             count: f64::NAN,
+            min_th: f64::NAN,
+            max_th: f64::NAN,
+            pd_avg: f64::NAN,
         }
     }
 }
@@ -121,9 +131,12 @@ pub enum AqmParams {
     Rem(RemParams),
     Pie(PieParams),
     Codel(CodelParams),
+    /// Not one algorithm but a queue structure (two virtual queues, a
+    /// classifier and a bandwidth split); the port gets parallel queues.
+    RedTail(RedTailParams),
 }
 
-pub const KINDS: &str = "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel";
+pub const KINDS: &str = "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail";
 
 impl AqmParams {
     /// Read the parameters of `kind` from `t`, refusing unknown keys.
@@ -139,6 +152,7 @@ impl AqmParams {
             "rem" => AqmParams::Rem(RemParams::parse(t)?),
             "pie" => AqmParams::Pie(PieParams::parse(t)?),
             "codel" => AqmParams::Codel(CodelParams::parse(t)?),
+            "red_tail" => AqmParams::RedTail(RedTailParams::parse(t)?),
             other => {
                 return Err(ConfigError::new(
                     t.key_path("kind"),
@@ -166,6 +180,7 @@ impl AqmParams {
             AqmParams::Rem(p) => Aqm::Rem(Rem::new(p.clone(), rate_bps)),
             AqmParams::Pie(p) => Aqm::Pie(Pie::new(p.clone())),
             AqmParams::Codel(p) => Aqm::Codel(Codel::new(p.clone())),
+            AqmParams::RedTail(p) => Aqm::RedTail(Box::new(RedTail::new(p, rate_bps, limit))),
         }
     }
 
@@ -173,6 +188,12 @@ impl AqmParams {
     /// monitors).
     pub fn acts_at_dequeue(&self) -> bool {
         matches!(self, AqmParams::Codel(_))
+    }
+
+    /// Whether this is a queue structure of its port (RED+Tail): it must
+    /// monitor the port it acts on.
+    pub fn is_queue_structure(&self) -> bool {
+        matches!(self, AqmParams::RedTail(_))
     }
 }
 
@@ -189,6 +210,7 @@ pub enum Aqm {
     Rem(Rem),
     Pie(Pie),
     Codel(Codel),
+    RedTail(Box<RedTail>),
 }
 
 impl Aqm {
@@ -204,6 +226,10 @@ impl Aqm {
             Aqm::Pi(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Rem(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Pie(a) => a.on_arrival(now, pkt, q, u),
+            // The port asks RED+Tail for a class first and calls
+            // `red_arrival` with the RED queue's own view; given one view,
+            // this is the verdict for a packet of the RED class.
+            Aqm::RedTail(a) => a.red_arrival(now, pkt, q, u),
         }
     }
 
@@ -234,6 +260,7 @@ impl Aqm {
             Aqm::Pi(a) => Some(a.interval()),
             Aqm::Rem(a) => Some(a.interval()),
             Aqm::Pie(a) => Some(a.interval()),
+            Aqm::RedTail(a) => Some(a.interval()),
             _ => None,
         }
     }
@@ -244,6 +271,7 @@ impl Aqm {
             Aqm::Pi(a) => a.on_timer(q),
             Aqm::Rem(a) => a.on_timer(q),
             Aqm::Pie(a) => a.on_timer(q),
+            Aqm::RedTail(a) => a.on_timer(now, q),
             _ => {}
         }
     }
@@ -267,6 +295,7 @@ impl Aqm {
             Aqm::Rem(a) => a.probe(),
             Aqm::Pie(a) => a.probe(),
             Aqm::Codel(a) => a.probe(),
+            Aqm::RedTail(a) => a.probe(),
         }
     }
 }

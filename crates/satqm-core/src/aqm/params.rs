@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::config::{quantity_rate, quantity_time, Quantity};
+use crate::config::{
+    quantity_bytes_f64, quantity_rate, quantity_rate_or_zero, quantity_time, Quantity,
+};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -143,6 +145,79 @@ impl ParamTable {
         match self.quantity(key)? {
             None => Ok(None),
             Some(q) => Ok(Some(quantity_rate(&q, &path)?.bps())),
+        }
+    }
+
+    /// A rate in bit/s that may be zero, if given.
+    pub fn opt_rate_or_zero(&mut self, key: &str) -> Result<Option<f64>, ConfigError> {
+        let path = self.key_path(key);
+        match self.quantity(key)? {
+            None => Ok(None),
+            Some(q) => Ok(Some(quantity_rate_or_zero(&q, &path)?)),
+        }
+    }
+
+    /// A size in bytes (> 0), if given: a number of bytes or a string with
+    /// a unit ("30 kB").
+    pub fn opt_bytes(&mut self, key: &str) -> Result<Option<f64>, ConfigError> {
+        let path = self.key_path(key);
+        match self.quantity(key)? {
+            None => Ok(None),
+            Some(q) => Ok(Some(quantity_bytes_f64(&q, &path)?)),
+        }
+    }
+
+    /// A required size in bytes.
+    pub fn required_bytes(&mut self, key: &str) -> Result<f64, ConfigError> {
+        match self.opt_bytes(key)? {
+            Some(v) => Ok(v),
+            None => Err(ConfigError::new(self.key_path(key), "is required")),
+        }
+    }
+
+    /// A time (> 0), if given.
+    pub fn opt_time(&mut self, key: &str) -> Result<Option<SimTime>, ConfigError> {
+        let path = self.key_path(key);
+        match self.quantity(key)? {
+            None => Ok(None),
+            Some(q) => Ok(Some(quantity_time(&q, &path, false)?)),
+        }
+    }
+
+    /// A string, if given.
+    pub fn opt_str(&mut self, key: &str) -> Result<Option<String>, ConfigError> {
+        let path = self.key_path(key);
+        match self.take(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(ConfigError::new(
+                path,
+                format!("must be a string, got {}", other.type_str()),
+            )),
+        }
+    }
+
+    /// A list of strings, if given.
+    pub fn opt_str_list(&mut self, key: &str) -> Result<Option<Vec<String>>, ConfigError> {
+        let path = self.key_path(key);
+        match self.take(key) {
+            None => Ok(None),
+            Some(toml::Value::Array(a)) => a
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    toml::Value::String(s) => Ok(s),
+                    other => Err(ConfigError::new(
+                        format!("{path}[{i}]"),
+                        format!("must be a string, got {}", other.type_str()),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(ConfigError::new(
+                path,
+                format!("must be a list of strings, got {}", other.type_str()),
+            )),
         }
     }
 

@@ -66,6 +66,15 @@ pub fn replay(
     };
     let mut t = ParamTable::new("", table);
     let params = AqmParams::parse(&kind, &mut t)?;
+    if params.is_queue_structure() {
+        return Err(ConfigError::new(
+            "kind",
+            format!(
+                "{kind} is a queue structure (two virtual queues), not replayable on one queue"
+            ),
+        )
+        .into());
+    }
     let mut aqm = params.build(rate_bps, BufferLimit::Bytes(limit_bytes), mark_mode);
     let mut out = Vec::with_capacity(events.len());
     for e in events {

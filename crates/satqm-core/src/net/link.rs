@@ -3,6 +3,7 @@ use std::collections::VecDeque;
 use crate::config::{BufferLimit, DelayModel};
 use crate::ids::NodeId;
 use crate::packet::Packet;
+use crate::queue::Buffer;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 
@@ -69,7 +70,8 @@ pub struct Queued {
 /// (its arrival at the far end).
 #[derive(Debug)]
 pub struct Port {
-    pub queue: VecDeque<Queued>,
+    /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
+    pub queue: Buffer,
     /// Bytes waiting (not counting the packet in service).
     pub bytes: u64,
     pub limit: BufferLimit,
@@ -107,7 +109,7 @@ pub struct Port {
 impl Port {
     pub fn new(limit: BufferLimit) -> Port {
         Port {
-            queue: VecDeque::new(),
+            queue: Buffer::default(),
             bytes: 0,
             limit,
             arrivals: 0,

@@ -26,6 +26,25 @@ pub struct TimeSeries {
     pub aqm_price: Vec<f64>,
     pub aqm_max_p: Vec<f64>,
     pub aqm_qdelay: Vec<f64>,
+    /// RED+Tail: the RED queue's thresholds (packets) and average drop
+    /// probability.
+    pub aqm_min_th: Vec<f64>,
+    pub aqm_max_th: Vec<f64>,
+    pub aqm_pd_avg: Vec<f64>,
+    /// RED+Tail virtual queues (1: drop-tail, 2: RED): lengths at the
+    /// sample time, service rates in force, bytes that arrived in the
+    /// interval (dropped ones included), mean wait of the packets that
+    /// started service in the interval.
+    pub aqm_vq1_packets: Vec<f64>,
+    pub aqm_vq2_packets: Vec<f64>,
+    pub aqm_vq1_bytes: Vec<f64>,
+    pub aqm_vq2_bytes: Vec<f64>,
+    pub aqm_vq1_rate_bps: Vec<f64>,
+    pub aqm_vq2_rate_bps: Vec<f64>,
+    pub aqm_vq1_arrived_bytes: Vec<f64>,
+    pub aqm_vq2_arrived_bytes: Vec<f64>,
+    pub aqm_vq1_delay_s: Vec<f64>,
+    pub aqm_vq2_delay_s: Vec<f64>,
 }
 
 /// Every packet lost inside the network.
