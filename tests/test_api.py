@@ -186,7 +186,13 @@ def test_flows_and_cwnd_frames(droptail):
     assert f["completion_s"].isna().all()  # unlimited transfers never complete
 
     c = droptail.cwnd
-    assert list(c.columns) == ["time_s", "flow", "cwnd_bytes", "ssthresh_bytes"]
+    assert list(c.columns) == [
+        "time_s",
+        "flow",
+        "cwnd_bytes",
+        "ssthresh_bytes",
+        "delivered_bytes",
+    ]
     assert set(c["flow"]) == {0}  # trace_cwnd = [0]
     assert (c["cwnd_bytes"] > 0).all()
 

@@ -79,6 +79,7 @@ class _CwndColumns(TypedDict):
     flow: npt.NDArray[np.uint32]
     cwnd_bytes: npt.NDArray[np.float64]
     ssthresh_bytes: npt.NDArray[np.float64]
+    delivered_bytes: npt.NDArray[np.uint64]
 
 class _FlowColumns(TypedDict):
     flow: npt.NDArray[np.uint32]

@@ -123,6 +123,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "flow": _INT,
         "cwnd_bytes": _F,
         "ssthresh_bytes": _F,
+        "delivered_bytes": _INT,
     },
 }
 

@@ -462,6 +462,22 @@ pub struct RawTraffic {
     pub page_size: Option<RawRange>,
     /// web: user think time after each page.
     pub think_time: Option<Quantity>,
+    /// web_mice: closed-loop users.
+    pub sessions: Option<i64>,
+    /// web_mice: Pareto file sizes.
+    pub pareto: Option<RawPareto>,
+    /// web_mice: mean of the exponential think time.
+    pub think_mean: Option<Quantity>,
+}
+
+/// A Pareto distribution of sizes: `scale` (the smallest size, bytes),
+/// `shape`, and an optional cap `max`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPareto {
+    pub scale: Quantity,
+    pub shape: f64,
+    pub max: Option<Quantity>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -695,6 +711,19 @@ pub enum TrafficKind {
         page_min: u64,
         page_max: u64,
         think_time: SimTime,
+        tcp: TcpConfig,
+    },
+    /// Web mice (the parallel-VQ paper's web traffic): `sessions` users,
+    /// spread over the entry's pairs in turn; each fetches a file of Pareto
+    /// size (`scale` bytes, `shape`, capped at `max`) over a new TCP
+    /// connection, thinks for an exponential time of mean `think_mean`
+    /// once it has arrived, and fetches again.
+    WebMice {
+        sessions: u32,
+        scale: f64,
+        shape: f64,
+        max: Option<u64>,
+        think_mean: SimTime,
         tcp: TcpConfig,
     },
 }
@@ -1479,6 +1508,17 @@ fn traffic_entry(
     if t.arrival_rate.is_some() && t.kind != "short" {
         return Err(unused("arrival_rate", &t.kind));
     }
+    if t.kind != "web_mice" {
+        for (k, set) in [
+            ("sessions", t.sessions.is_some()),
+            ("pareto", t.pareto.is_some()),
+            ("think_mean", t.think_mean.is_some()),
+        ] {
+            if set {
+                return Err(unused(k, &t.kind));
+            }
+        }
+    }
     if t.kind != "web" {
         for (k, set) in [
             ("connections", t.connections.is_some()),
@@ -1553,6 +1593,70 @@ fn traffic_entry(
                 page_min,
                 page_max,
                 think_time,
+                tcp,
+            }
+        }
+        "web_mice" => {
+            for (k, set) in [
+                ("rate", t.rate.is_some()),
+                ("packet_size", t.packet_size.is_some()),
+                ("size", t.size.is_some()),
+            ] {
+                if set {
+                    return Err(unused(k, &t.kind));
+                }
+            }
+            let sessions = int_in(
+                t.sessions.ok_or_else(|| {
+                    ConfigError::new(format!("{path}.sessions"), "is required for web_mice")
+                })?,
+                &format!("{path}.sessions"),
+                1,
+                1_000_000,
+            )? as u32;
+            let par = t.pareto.as_ref().ok_or_else(|| {
+                ConfigError::new(format!("{path}.pareto"), "is required for web_mice")
+            })?;
+            let scale = bytes(&par.scale, &format!("{path}.pareto.scale"))? as f64;
+            if !par.shape.is_finite() || par.shape <= 0.0 || par.shape > 100.0 {
+                return Err(ConfigError::new(
+                    format!("{path}.pareto.shape"),
+                    "must be in (0, 100]",
+                ));
+            }
+            let max = match &par.max {
+                None => None,
+                Some(q) => {
+                    let m = bytes(q, &format!("{path}.pareto.max"))?;
+                    if (m as f64) < scale {
+                        return Err(ConfigError::new(
+                            format!("{path}.pareto.max"),
+                            "must be at least pareto.scale",
+                        ));
+                    }
+                    Some(m)
+                }
+            };
+            let think_mean = match &t.think_mean {
+                Some(q) => time(q, &format!("{path}.think_mean"), true)?,
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{path}.think_mean"),
+                        "is required for web_mice",
+                    ))
+                }
+            };
+            let merged = match &t.tcp {
+                Some(o) => tcp_base.overlay(o),
+                None => tcp_base.clone(),
+            };
+            let tcp = tcp_config(&merged, &format!("{path}.tcp"))?;
+            TrafficKind::WebMice {
+                sessions,
+                scale,
+                shape: par.shape,
+                max,
+                think_mean,
                 tcp,
             }
         }
@@ -1645,7 +1749,7 @@ fn traffic_entry(
         other => {
             return Err(ConfigError::new(
                 format!("{path}.kind"),
-                format!("unknown traffic kind {other:?} (known: bulk, cbr, short, web)"),
+                format!("unknown traffic kind {other:?} (known: bulk, cbr, short, web, web_mice)"),
             ))
         }
     };

@@ -251,6 +251,40 @@ impl Simulation {
                 }
                 continue;
             }
+            if let TrafficKind::WebMice {
+                sessions,
+                scale,
+                shape,
+                max,
+                think_mean,
+                tcp,
+            } = &t.kind
+            {
+                for j in 0..*sessions {
+                    let pair = t.pairs[j as usize % t.pairs.len()];
+                    let rng = Rng::stream(seed, "web-mice", ((entry as u64) << 32) | j as u64);
+                    let mut m = traffic::WebMouse::new(
+                        pair,
+                        *scale,
+                        *shape,
+                        *max,
+                        *think_mean,
+                        tcp.clone(),
+                        t.stop,
+                        rng,
+                    );
+                    let start = match t.start {
+                        StartSpec::At(s) => s,
+                        StartSpec::Uniform(lo, hi) => m.uniform_time(lo, hi),
+                    };
+                    let app = AppId(sim.apps.len() as u32);
+                    sim.apps.push(App::WebMouse(Box::new(m)));
+                    if start <= sim.end {
+                        sim.queue.schedule(start, Event::App(app, traffic::START));
+                    }
+                }
+                continue;
+            }
             if let TrafficKind::Short {
                 size,
                 arrival_rate,
@@ -303,7 +337,9 @@ impl Simulation {
                             t.stop,
                         );
                     }
-                    TrafficKind::Short { .. } | TrafficKind::Web { .. } => {
+                    TrafficKind::Short { .. }
+                    | TrafficKind::Web { .. }
+                    | TrafficKind::WebMice { .. } => {
                         unreachable!("handled above")
                     }
                 }
@@ -781,6 +817,18 @@ impl Simulation {
                 self.flows[f.idx()].owner = Some(a);
                 return Ok(());
             }
+            App::WebMouse(m) => {
+                // START (the session begins) and TICK (think time over): a
+                // new file, unless the entry has stopped.
+                if m.stop.is_some_and(|s| now >= s) {
+                    return Ok(());
+                }
+                let size = m.file_size();
+                let (pair, tcp) = (m.pair, m.tcp.clone());
+                let f = self.add_tcp_flow("web_mice", pair, &tcp, Some(size), now, None);
+                self.flows[f.idx()].owner = Some(a);
+                return Ok(());
+            }
             App::Arrivals {
                 pairs,
                 size,
@@ -1089,9 +1137,16 @@ impl Simulation {
                     if d.closed && o.completed.is_none() {
                         o.completed = Some(now);
                         if let Some(owner) = o.owner {
-                            if let App::WebSlot { think, .. } = &self.apps[owner.idx()] {
-                                self.queue
-                                    .schedule(now + *think, Event::App(owner, traffic::TICK));
+                            match &mut self.apps[owner.idx()] {
+                                App::WebSlot { think, .. } => {
+                                    self.queue
+                                        .schedule(now + *think, Event::App(owner, traffic::TICK));
+                                }
+                                App::WebMouse(m) => {
+                                    let t = now + m.think();
+                                    self.queue.schedule(t, Event::App(owner, traffic::TICK));
+                                }
+                                _ => {}
                             }
                         }
                     }
@@ -1210,6 +1265,9 @@ impl Simulation {
                 self.cwnd.flow.push(f.0);
                 self.cwnd.cwnd_bytes.push(sender.win.cwnd);
                 self.cwnd.ssthresh_bytes.push(sender.win.ssthresh);
+                self.cwnd
+                    .delivered_bytes
+                    .push(self.flows[f.idx()].delivered);
             }
         }
         if now >= self.warmup && !self.warmup_snapshot_taken {

@@ -224,6 +224,10 @@ impl Simulation {
         d.set_item("flow", cw.flow.clone().into_pyarray(py))?;
         d.set_item("cwnd_bytes", cw.cwnd_bytes.clone().into_pyarray(py))?;
         d.set_item("ssthresh_bytes", cw.ssthresh_bytes.clone().into_pyarray(py))?;
+        d.set_item(
+            "delivered_bytes",
+            cw.delivered_bytes.clone().into_pyarray(py),
+        )?;
         out.set_item("cwnd", d)?;
 
         let fs = sim.flow_summaries();

@@ -69,6 +69,9 @@ pub struct CwndTrace {
     pub flow: Vec<u32>,
     pub cwnd_bytes: Vec<f64>,
     pub ssthresh_bytes: Vec<f64>,
+    /// Payload bytes the flow has delivered in order so far (its rate over
+    /// an interval is the difference of two samples).
+    pub delivered_bytes: Vec<u64>,
 }
 
 /// Mean and population standard deviation.

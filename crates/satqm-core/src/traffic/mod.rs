@@ -1,4 +1,5 @@
-//! Applications that drive transports: bulk (FTP) transfers and CBR.
+//! Applications that drive transports: bulk (FTP) transfers, CBR, short
+//! flows, web sessions and web mice (`mice.rs`).
 //!
 //! Apps react to timers (`START`, `STOP`, `TICK` tokens) and use the
 //! socket-like interface of the transports; they never see packets.
@@ -8,6 +9,9 @@ use crate::ids::FlowId;
 use crate::rng::Rng;
 use crate::time::SimTime;
 use crate::transport::udp::CbrSource;
+
+pub mod mice;
+pub use mice::WebMouse;
 
 pub const START: u32 = 0;
 pub const STOP: u32 = 1;
@@ -40,6 +44,8 @@ pub enum App {
         tcp: TcpConfig,
         rng: Rng,
     },
+    /// One web-mouse user: fetch a Pareto-sized file, think, repeat.
+    WebMouse(Box<WebMouse>),
     /// Sends UDP datagrams at a constant rate until `stop`.
     Cbr {
         source: CbrSource,
