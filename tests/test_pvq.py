@@ -5,6 +5,7 @@ key, and the Fig. 21 comparison runs end to end (shortened)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,3 +126,20 @@ def test_fig21_models_agree_with_each_other():
     mean, std = f21.moments(mod["gaussian"])
     assert mean == pytest.approx(102.5 - 0.5, abs=0.6)  # q_e = N W - d C, binned at floor
     assert std == pytest.approx(8.64, abs=0.05)
+
+
+PVQ_DIR = Path(__file__).resolve().parents[1] / "scenarios" / "pvq2003"
+
+
+@pytest.mark.parametrize("path", sorted(PVQ_DIR.glob("*.toml")), ids=lambda p: p.stem)
+def test_pvq2003_scenarios_validate(path):
+    text = path.read_text()
+    assert satqm.Scenario.from_toml(text).duration > 0
+    if "section4" in path.stem:
+        # The Adaptive RED baseline its header describes.
+        head = text[: text.index("\n[[aqm]]\n") + 1]
+        ared = (
+            '[[aqm]]\nkind = "ared"\nmin_th = 20\nmax_th = 80\nalpha = 0.01\nbeta = 0.9\n'
+            "mean_packet_size = 1000\n"
+        )
+        assert satqm.Scenario.from_toml(head + ared).duration == 300

@@ -27,8 +27,12 @@ Measurements, over the samples after the warm-up (the sampler runs at S/4):
   minus the mean of all flows in that slot (under eq. (3) the flows of the
   homogeneous case share ``W/R^n``, so what is left is ``E_k^n``); the
   standard deviation over flows and slots, with the N/(N - 1) correction.
-  ``sigma_aggregate`` is the standard deviation of the flows' summed rate over
-  sqrt(N): equal to sigma if the E_k are independent, as eq. (7) assumes.
+  The delivered rates of flows sharing a busy link are not independent
+  (they sum to about its rate), so ``sigma_aggregate`` is given beside it:
+  the standard deviation of the bits offered to the RED queue per slot
+  (``sum_k T_k^n``, dropped packets included), per second, over sqrt(N). If
+  the E_k were independent, as eq. (7) assumes, and ``W/R^n`` constant, the
+  two would be equal.
 
 Nothing is fitted to make the distributions agree; the table reports means,
 standard deviations, the total variation distance and the Kolmogorov-Smirnov
@@ -134,7 +138,10 @@ def measure(res: Any, n: int, warmup: float) -> dict[str, Any]:
     rates = np.diff(slots, axis=0) * 8.0 / s  # (slots, N), bit/s
     dev = rates - rates.mean(axis=1, keepdims=True)
     sigma = float(dev.std() * math.sqrt(n / (n - 1)))
-    sigma_agg = float(rates.sum(axis=1).std() / math.sqrt(n))
+    arrivals = w.aqm_vq2_arrived_bytes.to_numpy(float)
+    k = len(arrivals) // 4
+    offered = arrivals[: 4 * k].reshape(k, 4).sum(axis=1) * 8.0 / s  # bit/s per slot
+    sigma_agg = float(offered.std() / math.sqrt(n))
     return {
         "N": n,
         "S_s": s,
