@@ -1260,14 +1260,17 @@ impl Simulation {
             port.drops_since_sample = 0;
         }
         for &f in &self.trace_cwnd {
-            if let Endpoints::Tcp { sender, .. } = &self.flows[f.idx()].ends {
+            // Flows made as traffic arrives (short, web, web_mice) may not
+            // exist yet.
+            let Some(flow) = self.flows.get(f.idx()) else {
+                continue;
+            };
+            if let Endpoints::Tcp { sender, .. } = &flow.ends {
                 self.cwnd.time_ns.push(now.ns());
                 self.cwnd.flow.push(f.0);
                 self.cwnd.cwnd_bytes.push(sender.win.cwnd);
                 self.cwnd.ssthresh_bytes.push(sender.win.ssthresh);
-                self.cwnd
-                    .delivered_bytes
-                    .push(self.flows[f.idx()].delivered);
+                self.cwnd.delivered_bytes.push(flow.delivered);
             }
         }
         if now >= self.warmup && !self.warmup_snapshot_taken {

@@ -474,3 +474,14 @@ fn bad_configurations_are_errors_naming_the_key() {
         "traffic[1].sessions: is not used by traffic of kind \"cbr\""
     );
 }
+
+#[test]
+fn tracing_a_flow_that_web_mice_have_not_made_yet_is_not_an_error() {
+    // Flow ids of web mice are given as their transfers start; tracing one
+    // before it exists records nothing rather than failing.
+    let text = section_iv("5 s", 10, "")
+        .replace("warmup = \"5 s\"", "warmup = \"1 s\"\ntrace_cwnd = [0, 25]");
+    let sim = run(&text);
+    assert!(sim.cwnd.flow.contains(&0));
+    assert!(sim.cwnd.flow.len() >= 50);
+}
