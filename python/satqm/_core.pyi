@@ -67,6 +67,16 @@ class _CwndColumns(TypedDict):
     cwnd_bytes: npt.NDArray[np.float64]
     ssthresh_bytes: npt.NDArray[np.float64]
 
+class _CongestionColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    flow: npt.NDArray[np.uint32]
+    origin: npt.NDArray[np.uint32]
+    kind: npt.NDArray[np.uint8]
+    cwnd_before: npt.NDArray[np.float64]
+    cwnd_after: npt.NDArray[np.float64]
+    ssthresh: npt.NDArray[np.float64]
+    srtt_s: npt.NDArray[np.float64]
+
 class _FlowColumns(TypedDict):
     flow: npt.NDArray[np.uint32]
     pair: npt.NDArray[np.uint32]
@@ -98,6 +108,7 @@ class _RawResults(TypedDict):
     timeseries: _TimeSeriesColumns
     drops: _DropColumns
     cwnd: _CwndColumns
+    congestion: _CongestionColumns
     flows: _FlowColumns
     summary: dict[str, float]
     packets: _PacketCounts

@@ -206,6 +206,18 @@ impl Simulation {
         d.set_item("ssthresh_bytes", cw.ssthresh_bytes.clone().into_pyarray(py))?;
         out.set_item("cwnd", d)?;
 
+        let cg = &sim.congestion;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", cg.time_ns.clone().into_pyarray(py))?;
+        d.set_item("flow", cg.flow.clone().into_pyarray(py))?;
+        d.set_item("origin", cg.origin.clone().into_pyarray(py))?;
+        d.set_item("kind", cg.kind.clone().into_pyarray(py))?;
+        d.set_item("cwnd_before", cg.cwnd_before.clone().into_pyarray(py))?;
+        d.set_item("cwnd_after", cg.cwnd_after.clone().into_pyarray(py))?;
+        d.set_item("ssthresh", cg.ssthresh.clone().into_pyarray(py))?;
+        d.set_item("srtt_s", cg.srtt_s.clone().into_pyarray(py))?;
+        out.set_item("congestion", d)?;
+
         let fs = sim.flow_summaries();
         let d = PyDict::new(py);
         macro_rules! col {
