@@ -174,18 +174,27 @@ fn droptail_stays_within_its_buffer_and_feeds_back_overflow() {
 
 #[test]
 fn batch_members_do_not_depend_on_their_companions() {
+    // Sets are integrated a few at a time, interleaved step by step; each
+    // one's trajectory is still the same bits as alone.
     let mut small = MgtParams::new(30.0, 3750.0, 0.2, red_gentle());
     small.buffer = 300.0;
     let big = MgtParams::new(90.0, 1000.0, 0.5, red_gentle());
     let st = settings(20.0);
     let alone = simulate(&st, &[small.clone()]).unwrap();
-    let batch = simulate(&st, &[big, small]).unwrap();
-    for (a, b) in [
-        (&alone.w, &batch.w),
-        (&alone.q, &batch.q),
-        (&alone.aux, &batch.aux),
-    ] {
-        assert_eq!(*a, batch.member(b, 1));
+    let mut sets = vec![big; 7];
+    sets[1] = small.clone();
+    sets[5] = small;
+    let batch = simulate(&st, &sets).unwrap();
+    for i in [1, 5] {
+        for (a, b) in [
+            (&alone.w, &batch.w),
+            (&alone.q, &batch.q),
+            (&alone.p, &batch.p),
+            (&alone.p_eff, &batch.p_eff),
+            (&alone.aux, &batch.aux),
+        ] {
+            assert_eq!(*a, batch.member(b, i), "member {i}");
+        }
     }
 }
 
@@ -203,7 +212,7 @@ fn advancing_in_slices_gives_the_same_trajectories() {
     while !batch.advance(777) {
         slices += 1;
     }
-    assert_eq!(slices, 10_000 / 777);
+    assert!(slices >= 10, "{slices} slices");
     assert_eq!(batch.into_output(), whole);
 }
 

@@ -681,18 +681,43 @@ fn zeros(len: usize) -> Result<Vec<f64>, ConfigError> {
     Ok(v)
 }
 
-/// A batch of parameter sets integrated one after another, resumable in
-/// slices of steps (see [`MgtBatch::advance`]).
+/// A batch of parameter sets, integrated in groups of four stepped in
+/// lockstep (one thread; each set's trajectory is the same as alone),
+/// resumable in slices of steps (see [`MgtBatch::advance`]).
 #[derive(Debug)]
 pub struct MgtBatch {
     settings: MgtSettings,
     plan: StepPlan,
     sets: Vec<MgtParams>,
     out: MgtOutput,
-    /// Member being integrated, its model and how far it has got.
+    /// First member not yet finished, the group being integrated and how
+    /// far it has got.
     member: usize,
-    model: Option<MgtModel>,
+    group: Option<Lockstep>,
     cursor: StepCursor,
+}
+
+/// Parameter sets integrated together, one step of each in turn. Each
+/// set's arithmetic is unchanged (its trajectory is the same bits as
+/// alone), but the sets' dependency chains are independent, so the
+/// processor overlaps them: one step of one set is a chain of dependent
+/// divisions and multiplications that leaves most of the core idle.
+#[derive(Debug)]
+struct Lockstep {
+    first: usize,
+    models: Vec<MgtModel>,
+}
+
+/// Sets per [`Lockstep`] group.
+const LANES: usize = 4;
+
+impl FixedStepSystem for Lockstep {
+    #[inline]
+    fn step(&mut self) {
+        for m in &mut self.models {
+            m.step();
+        }
+    }
 }
 
 impl MgtBatch {
@@ -739,7 +764,7 @@ impl MgtBatch {
             sets,
             out,
             member: 0,
-            model: None,
+            group: None,
             cursor: StepCursor::default(),
         })
     }
@@ -754,32 +779,39 @@ impl MgtBatch {
         self.member >= self.sets.len()
     }
 
-    /// Integrate at most `budget` steps (over members in order); returns
-    /// whether the batch is finished.
+    /// Integrate about `budget` steps (summed over members, which are
+    /// integrated a few at a time in order); returns whether the batch is
+    /// finished.
     pub fn advance(&mut self, mut budget: u64) -> bool {
-        let m = self.out.members;
         while budget > 0 && !self.finished() {
-            let i = self.member;
             let out = &mut self.out;
-            let model = match &mut self.model {
-                Some(model) => model,
+            let group = match &mut self.group {
+                Some(group) => group,
                 None => {
+                    let first = self.member;
+                    let end = (first + LANES).min(self.sets.len());
                     // Validated in `MgtBatch::new`.
-                    let model = MgtModel::new_validated(&self.sets[i], &self.settings);
-                    write_record(out, 0, i, &model);
+                    let models: Vec<MgtModel> = self.sets[first..end]
+                        .iter()
+                        .map(|set| MgtModel::new_validated(set, &self.settings))
+                        .collect();
+                    let group = Lockstep { first, models };
+                    write_group(out, 0, &group);
                     self.cursor = StepCursor::default();
-                    self.model.insert(model)
+                    self.group.insert(group)
                 }
             };
-            let took = self.cursor.advance(&self.plan, model, budget, |k, s| {
-                write_record(out, k as usize, i, s)
-            });
-            budget -= took;
+            let lanes = group.models.len() as u64;
+            let took = self
+                .cursor
+                .advance(&self.plan, group, (budget / lanes).max(1), |k, g| {
+                    write_group(out, k as usize, g)
+                });
+            budget = budget.saturating_sub(took * lanes);
             if self.cursor.finished(&self.plan) {
-                self.model = None;
-                self.member += 1;
+                self.member += group.models.len();
+                self.group = None;
             }
-            debug_assert!(self.member <= m);
         }
         self.finished()
     }
@@ -790,13 +822,15 @@ impl MgtBatch {
     }
 }
 
-fn write_record(out: &mut MgtOutput, k: usize, i: usize, s: &MgtModel) {
-    let j = k * out.members + i;
-    out.w[j] = s.w;
-    out.q[j] = s.q;
-    out.p[j] = s.p;
-    out.p_eff[j] = s.p_eff;
-    out.aux[j] = s.aux();
+fn write_group(out: &mut MgtOutput, k: usize, g: &Lockstep) {
+    let row = k * out.members + g.first;
+    for (j, s) in (row..).zip(&g.models) {
+        out.w[j] = s.w;
+        out.q[j] = s.q;
+        out.p[j] = s.p;
+        out.p_eff[j] = s.p_eff;
+        out.aux[j] = s.aux();
+    }
 }
 
 fn index_error(e: ConfigError, i: usize, members: usize) -> ConfigError {
