@@ -109,15 +109,21 @@ def test_member_does_not_depend_on_its_batch():
         np.testing.assert_array_equal(batch.W[:, 0], alone.W[:, 0])
 
 
-def test_auto_uses_rust_and_falls_back_without_it(monkeypatch):
+def test_default_is_rust_and_falls_back_only_without_it(monkeypatch):
     kw = {"aqm": "red", **RED}
-    rust = simulate_fluid(60, 3750, 0.2, 3.0, **kw)
-    auto = simulate_fluid(60, 3750, 0.2, 3.0, backend="auto", **kw)
-    _assert_same(rust, auto)
+    default = simulate_fluid(60, 3750, 0.2, 3.0, **kw)
+    rust = simulate_fluid(60, 3750, 0.2, 3.0, backend="rust", **kw)
+    _assert_same(default, rust)
+    calls = []
+    kernel = fluid._rust_kernel()
+    monkeypatch.setattr(fluid, "_rust_kernel", lambda: lambda *a: calls.append(a) or kernel(*a))
+    simulate_fluid(60, 3750, 0.2, 3.0, **kw)
+    assert len(calls) == 1, "the default backend runs the Rust kernel"
+    # without the compiled module: the reference by default, an error if asked
     monkeypatch.setattr(fluid, "_rust_kernel", lambda: None)
-    _assert_same(simulate_fluid(60, 3750, 0.2, 3.0, backend="auto", **kw), rust)
+    _assert_same(simulate_fluid(60, 3750, 0.2, 3.0, **kw), rust)
     with pytest.raises(ImportError, match="backend='rust'"):
-        simulate_fluid(60, 3750, 0.2, 3.0, **kw)
+        simulate_fluid(60, 3750, 0.2, 3.0, backend="rust", **kw)
 
 
 @pytest.mark.parametrize(

@@ -43,14 +43,15 @@ All numeric parameters may be arrays (a batch of parameter sets, broadcast
 together); the whole batch is integrated in one call. Three backends compute
 the same arithmetic in the same order:
 
-* ``"rust"`` (default): the compiled kernel ``satqm._core.fluid_simulate``
-  (``crates/satqm-core/src/fluid/``), a loop over the members that releases
-  the GIL; 20 minutes of model time at ``dt`` = 1 ms take about 20 ms.
+* ``"rust"``: the compiled kernel ``satqm._core.fluid_simulate``
+  (``crates/satqm-core/src/fluid/``), which releases the GIL; 20 minutes of
+  model time at ``dt`` = 1 ms take about 20 ms for one parameter set.
 * ``"python"``: a pure-Python scalar loop per member, and ``"numpy"``: one
   step loop vectorised over the batch. They need no compiled code and are
   the independent reference the Rust kernel is tested against.
-* ``"auto"``: ``"rust"`` when the compiled module can be imported, otherwise
-  ``"python"`` for small batches and ``"numpy"`` for large ones.
+* ``"auto"`` (default): ``"rust"``; only when the compiled module is not
+  built (a source checkout run as plain Python), ``"python"`` for small
+  batches and ``"numpy"`` for large ones.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ __all__ = [
 
 _AQMS = ("red", "pi", "avq", "fixed", "droptail")
 _RED, _PI, _AVQ, _FIXED, _DROPTAIL = range(5)
-_BACKENDS = ("rust", "auto", "python", "numpy")
+_BACKENDS = ("auto", "rust", "python", "numpy")
 _DELAY_INTERP = ("nearest", "linear")
 _AUTO_NUMPY_BATCH = 48
 
@@ -386,7 +387,7 @@ def simulate_fluid(
     w_max: ArrayLike = np.inf,
     record_interval: float | None = None,
     max_queue_delay: float = 10.0,
-    backend: str = "rust",
+    backend: str = "auto",
     delay_interp: str = "nearest",
     # RED
     min_th: ArrayLike | None = None,
@@ -442,11 +443,11 @@ def simulate_fluid(
     max_queue_delay : float, optional
         Longest queueing delay kept in the delay history when ``buffer`` is
         infinite (s, default 10); longer delays read the oldest sample.
-    backend : {"rust", "auto", "python", "numpy"}
-        ``"rust"`` (default): the compiled kernel; ``"python"``: a scalar
-        loop per member; ``"numpy"``: one loop vectorised over the batch;
-        ``"auto"``: Rust if the compiled module is available, else Python
-        or numpy by batch size. All give the same ``FluidResult``.
+    backend : {"auto", "rust", "python", "numpy"}
+        ``"rust"``: the compiled kernel; ``"python"``: a scalar loop per
+        member; ``"numpy"``: one loop vectorised over the batch; ``"auto"``
+        (default): Rust, or without the compiled module Python or numpy by
+        batch size. All give the same ``FluidResult``.
     delay_interp : {"nearest", "linear"}
         How the delayed term is read at ``t - R(t)``: the nearest step
         (default) or linear interpolation between the two steps around it.
