@@ -158,3 +158,35 @@ def aqm_replay(
     docs/aqm.md for the trace format. Verdicts are ``"pass"``, ``"mark:early"``,
     ``"mark:forced"``, ``"drop:early"``, ``"drop:forced"``, or ``"timer"``.
     """
+
+class _FluidOut(TypedDict):
+    t: npt.NDArray[np.float64]
+    W: npt.NDArray[np.float64]
+    q: npt.NDArray[np.float64]
+    p: npt.NDArray[np.float64]
+    p_eff: npt.NDArray[np.float64]
+    aux: npt.NDArray[np.float64]
+
+def fluid_simulate(
+    aqm: str,
+    params: dict[str, float | npt.ArrayLike],
+    duration: float,
+    dt: float = 1e-3,
+    record_every: int = 1,
+    max_queue_delay: float = 10.0,
+    gentle: bool = False,
+    delay_interp: str = "nearest",
+) -> _FluidOut:
+    """Integrate the Misra-Gong-Towsley fluid model for a batch of parameter sets.
+
+    ``aqm`` is ``"red"``, ``"pi"``, ``"avq"``, ``"fixed"`` or ``"droptail"``;
+    ``params`` maps the keyword names of
+    :func:`satqm.models.fluid.simulate_fluid` (``N``, ``C``, ``Tp``, ``W0``,
+    ``q0``, ``buffer``, ``w_min``, ``w_max`` and the closure's own, e.g.
+    ``min_th``, ``kp`` or ``a, b, fs``, ``gamma``, ``p_fixed``) to a number
+    or a 1-D array (one value per parameter set, or one for all). ``t`` has
+    one entry per record (every ``record_every`` steps, the initial state
+    first); the other arrays have shape ``(len(t), sets)``. Bad input raises
+    :class:`ConfigError` whose ``path`` names the key (``"w_q[2]"`` for set
+    2 of a batch). Releases the GIL; Ctrl-C raises KeyboardInterrupt.
+    """
