@@ -100,6 +100,10 @@ def test_gateway_series_from_frame_csv_mapping_arrays(tmp_path):
     df = _samples(600)
     a = fit_gateway_series(df, t_from=210.0)
     assert len(a.samples) == 500 and a.samples.time_s.iloc[0] == pytest.approx(210.0)
+    # omega is taken relative to its mean over the fitted samples.
+    assert a.samples.omega.mean() == pytest.approx(1.0) and a.omega.a0 == pytest.approx(1.0)
+    raw = fit_gateway_series(df.assign(omega=2 * df.omega), t_from=210.0, normalize_omega=False)
+    assert raw.omega.a0 == pytest.approx(2 * df.omega[df.time_s >= 210.0].iloc[:500].mean())
     path = tmp_path / "samples.csv"
     df.to_csv(path, index=False)
     b = fit_gateway_series(path, t_from=210.0)

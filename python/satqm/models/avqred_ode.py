@@ -350,6 +350,7 @@ def fit_gateway_series(
     n_points: int | None = 500,
     t_from: float | None = None,
     period: float | None = None,
+    normalize_omega: bool = True,
 ) -> GatewaySeries:
     """Fit ``d(t)`` and ``ω(t)`` to measured samples.
 
@@ -363,8 +364,11 @@ def fit_gateway_series(
 
     ``n_points`` samples from ``t_from`` (default: the first) are used; the
     chapter used 500 (50 s at its 100 ms measurement interval). ``None``
-    takes every sample from ``t_from`` on. Each series is fitted by
-    :func:`fit_fourier` with ``n_harmonics`` and ``period``.
+    takes every sample from ``t_from`` on. With ``normalize_omega`` (the
+    default) ``ω`` is divided by its mean over those samples, so that the
+    fitted series has mean 1 (``ω`` is the load relative to its mean over the
+    measurement). Each series is fitted by :func:`fit_fourier` with
+    ``n_harmonics`` and ``period``.
     """
     if isinstance(source, GatewaySeries):
         if t is not None or d is not None or omega is not None:
@@ -413,6 +417,11 @@ def fit_gateway_series(
     if len(df) < 3:
         raise ValueError(f"source must hold at least 3 samples after t_from, got {len(df)}")
     df = df.reset_index(drop=True)
+    if normalize_omega:
+        mean = float(df["omega"].mean())
+        if mean <= 0:
+            raise ValueError("omega must not be 0 throughout the fitted samples")
+        df = df.assign(omega=df["omega"] / mean)
     ts = df["time_s"].to_numpy(float)
     return GatewaySeries(
         fit_fourier(ts, df["d_s"].to_numpy(float), n_harmonics, period),
