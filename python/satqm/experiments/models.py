@@ -581,6 +581,27 @@ def _section_dumbbell(d: DumbbellDesign, st: Settings, rows: list[dict[str, Any]
         + " |"
         for q, label in names.items()
     )
+    pi_near = all(abs(pi_m[side] - d.q_ref) <= 0.05 * d.q_ref for side in ("model", "simulation"))
+    pi_line = (
+        f"- PI: mean queue {pi_m['model']:.1f} (fluid) and {pi_m['simulation']:.1f} (packets) "
+        f"packets, q_ref = {d.q_ref:g}"
+        + (": the integral action holds both at q_ref." if pi_near else ".")
+        + f" Standard deviation {pi_s['model']:.2g} (fluid) and {pi_s['simulation']:.1f} "
+        "(packets): a fluid model that settles has no counterpart of the fluctuation of "
+        "discrete windows and random marks."
+    )
+    cycles = avq_s["model"] > 0.1 * max(avq_m["model"], 1.0)
+    avq_line = (
+        f"- AVQ: mean queue {avq_m['model']:.1f} (fluid) vs {avq_m['simulation']:.1f} "
+        f"(packets), std {avq_s['model']:.1f} vs {avq_s['simulation']:.1f}, utilization "
+        f"{avq_u['model']:.3f} vs {avq_u['simulation']:.3f}."
+        + (
+            f" The fluid AVQ loop with {d.N} flows does not settle but cycles (the marking's "
+            "high gain, the K12 term that Theorem 1 leaves out; docs/models.md)."
+            if cycles
+            else ""
+        )
+    )
     return f"""## 1. Fluid model vs packets on the dumbbell (PI and AVQ)
 
 Scenario `scenarios/models/dumbbell.toml`: N = {d.N} Reno flows with ECN and no
@@ -606,24 +627,18 @@ Per-seed figures: `dumbbell_runs.csv`.
 
 Reading the numbers:
 
-- PI holds the mean queue at q_ref in both: {pi_m["model"]:.1f} (fluid) and
-  {pi_m["simulation"]:.1f} (packets) packets, q_ref = {d.q_ref:g}. The fluid model settles to a
-  constant queue (std {pi_s["model"]:.2g}); the packet queue keeps the fluctuation of
-  discrete windows and random marks (std {pi_s["simulation"]:.1f}), which a fluid model
-  does not have.
+{pi_line}
 - Marking: the fluid model's p is {pi_p["model"]:.4f} (p* = 2/W*² holds the windows);
   the packet runs mark {pi_p["simulation"]:.4f} of the packets, a ratio of
-  {ratio:.2f}. The simulator's TCP sender halves its window twice for one
-  isolated ECN mark, one round trip apart: the ACK that acknowledges exactly the
-  data outstanding at the first reduction still carries ECN-Echo (the receiver
-  has not yet seen CWR) and passes the once-per-window guard
-  (`snd_una < ecn_recover`, where ns-2 and RFC 3168 wait for an ACK beyond that
-  point). Two halvings per mark make about half the marks enough: ratio 2.
-- AVQ: the fluid AVQ loop with {d.N} flows does not settle but cycles (the
-  marking's high gain, the K12 term Theorem 1 leaves out; docs/models.md), and
-  so does the packet queue: mean {avq_m["model"]:.1f} vs {avq_m["simulation"]:.1f}, std
-  {avq_s["model"]:.1f} vs {avq_s["simulation"]:.1f} packets; utilization
-  {avq_u["model"]:.3f} vs {avq_u["simulation"]:.3f}.
+  {ratio:.2f}. In this version of the simulator the TCP sender halves its
+  window twice for one isolated ECN mark, one round trip apart (seen in a
+  one-flow run with a single mark): the ACK that acknowledges exactly the data
+  outstanding at the first reduction still carries ECN-Echo (the receiver has
+  not yet seen CWR) and passes the once-per-window guard
+  (`snd_una < ecn_recover`; ns-2 and RFC 3168 wait for an ACK beyond that
+  point). With two halvings per mark about half the marks hold the same
+  windows: that predicts a ratio of 2.
+{avq_line}
 """
 
 
@@ -701,6 +716,27 @@ def _part_gateway(
             f"({win.d_s.min():.3g}-{win.d_s.max():.3g} s) and ω spans "
             f"{win.omega.min():.2f}-{win.omega.max():.2f}."
         )
+    notes = ""
+    if samples is not None and float(samples.d_s.mean()) > 5.0:
+        notes += (
+            f"\nThe measured PEP delay is many seconds ({samples.d_s.mean():.0f} s on "
+            "average): without AQM the PEP of this scenario holds a large backlog, where the "
+            'chapter\'s PEP buffers "one+ round trip" of data.'
+        )
+        if stats["red"]["model"]["std"] > 0.3 * pr["buffer"]:
+            notes += (
+                " With such a delay the RED loop of the model swings between an empty and a "
+                "full transmit queue."
+            )
+        notes += "\n"
+    sm = stats["avqred"]["simulation"]
+    if sm["std"] == 0.0 and sm["mean"] >= pr["buffer"]:
+        notes += (
+            "\nThe AVQRED packet run's transmit queue stays at its limit of "
+            f"{pr['buffer']:g} packets: the open question of docs/gateway.md (a virtual "
+            "capacity equal to the regulator's rate lets the queue random-walk up to the "
+            "cap), not something the ODE describes.\n"
+        )
     queue_table = "\n".join(
         [
             "| transmit queue (packets) | RED model | RED packets "
@@ -720,7 +756,7 @@ def _part_gateway(
     )
     return f"""## 2. The AVQRED ODE vs the satellite gateway (chapter Figs. 14-16)
 
-Scenarios: RED `{red_path}`, AVQRED `{avqred_path}` ({gd:g} s, statistics of the
+Scenarios: RED `{_show(red_path)}`, AVQRED `{_show(avqred_path)}` ({gd:g} s, statistics of the
 transmit queue after {gw:g} s). `d(t)` and `ω(t)` were {source_text}, fitted with
 {series.d.n_harmonics} harmonics over {series.d.period:g} s (`gateway_series.json`,
 `fig_gateway_series.png`).{d_desc}
@@ -741,6 +777,7 @@ The chapter's claim, a lower and steadier transmit queue with AVQRED,
 **{"holds" if holds_model else "does not hold"}** in the model and
 **{"holds" if holds_sim else "does not hold"}** in the packet runs here.
 
+{notes}
 Figure: `fig_avqred_ode.png` (transmit queue of the model and the packet run for
 RED and AVQRED, and the mean/std bars).
 
@@ -749,6 +786,14 @@ measure the drafts, not the chapter's emulation, and will change when the
 reproduction is pointed at the final scenarios (`reproduce(...,
 red_scenario=..., avqred_scenario=...)`).
 """
+
+
+def _show(path: Path) -> str:
+    """A path relative to the repository when it is inside it."""
+    try:
+        return path.resolve().relative_to(_REPO).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _fit_window(source: Any, t_from: float, n_points: int) -> Any:
