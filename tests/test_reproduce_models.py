@@ -106,3 +106,24 @@ def test_missing_gateway_scenarios_are_reported(tmp_path):
         tmp_path, settings=st, workers=1, red_scenario=tmp_path / "none.toml"
     ).read_text()
     assert "Skipped: the gateway scenarios were not found" in report
+
+
+def test_fig21_is_called_when_its_module_exists(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    assert "Pending" in models._part_fig21(tmp_path, quick=True)
+    calls = []
+
+    def fig21(out_dir, quick=False):
+        calls.append((out_dir, quick))
+        (out_dir / "fig21.png").write_bytes(b"png")
+        (out_dir / "table.md").write_text("| q | model | sim |\n")
+        return out_dir / "table.md"
+
+    fake = types.ModuleType("satqm.experiments._pvq_fig21")
+    fake.fig21 = fig21
+    monkeypatch.setitem(sys.modules, "satqm.experiments._pvq_fig21", fake)
+    text = models._part_fig21(tmp_path, quick=True)
+    assert calls == [(tmp_path / "fig21", True)]
+    assert "`fig21/fig21.png`" in text and "| q | model | sim |" in text
