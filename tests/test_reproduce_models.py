@@ -112,7 +112,10 @@ def test_fig21_is_called_when_its_module_exists(tmp_path, monkeypatch):
     import sys
     import types
 
-    assert "Pending" in models._part_fig21(tmp_path, quick=True)
+    try:
+        import satqm.experiments._pvq_fig21  # noqa: F401
+    except ImportError:
+        assert "Pending" in models._part_fig21(tmp_path, quick=True)
     calls = []
 
     def fig21(out_dir, quick=False):
