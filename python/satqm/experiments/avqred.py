@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, run_all, write_json, write_text
+from ._runner import Run, fmt_ci, mean_ci, run_all, write_json, write_text
 
 #: Parameter sets: scenario file, average downlink packet (bytes).
 SETS: dict[str, tuple[str, int]] = {
@@ -161,22 +161,6 @@ def run_stats(res: Any, start: float, packet_bytes: int) -> dict[str, float]:
     }
 
 
-def _mean_ci(xs: list[float]) -> tuple[float, float]:
-    """Mean and 95 % confidence half-width (t distribution); NaN width for one value."""
-    import numpy as np
-    from scipy import stats
-
-    a = np.asarray(xs, dtype=float)
-    m = float(a.mean())
-    if a.size < 2:
-        return m, math.nan
-    return m, float(stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
-
-
-def _fmt(m: float, h: float, digits: int = 2) -> str:
-    return f"{m:.{digits}f}" if math.isnan(h) else f"{m:.{digits}f} ± {h:.{digits}f}"
-
-
 def reproduce(
     out: Path,
     quick: bool = False,
@@ -227,7 +211,7 @@ def reproduce(
 
     def agg(which: str, aqm: str, col: str) -> tuple[float, float]:
         g = main[(main.set == which) & (main.aqm == aqm)]
-        return _mean_ci(list(g[col]))
+        return mean_ci(list(g[col]))
 
     # Table 3 and Table 4 beside the paper.
     t3 = [
@@ -246,11 +230,11 @@ def reproduce(
         pm, ps = PAPER_TABLE3[aqm]
         cells3, cells4 = [], []
         for w in SETS:
-            cells3.append(_fmt(*agg(w, aqm, "throughput_mbps")))
-            cells3.append(_fmt(*agg(w, aqm, "throughput_std_kbps"), digits=0))
+            cells3.append(fmt_ci(*agg(w, aqm, "throughput_mbps")))
+            cells3.append(fmt_ci(*agg(w, aqm, "throughput_std_kbps"), digits=0))
             d, h = agg(w, aqm, "drops_20min")
             cells4.append(f"{d:,.0f}" + ("" if math.isnan(h) else f" ± {h:,.0f}"))
-            cells4.append(_fmt(*agg(w, aqm, "drop_pct"), digits=1))
+            cells4.append(fmt_ci(*agg(w, aqm, "drop_pct"), digits=1))
         t3.append(f"| {LABEL[aqm]} | {pm} | {ps} | " + " | ".join(cells3) + " |")
         t4.append(f"| {LABEL[aqm]} | {PAPER_TABLE4[aqm]:,} | " + " | ".join(cells4) + " |")
     table3 = "\n".join(t3) + "\n"
