@@ -22,6 +22,11 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "Byun & Baras: AVQRED in the IP-over-satellite gateway with a split-TCP PEP; "
         "RED 1-4, AVQ, AVQRED (Tables 2-4), queue traces, drop clustering, synchronization",
     ),
+    "models": (
+        "satqm.experiments.models",
+        "The papers' models beside packet runs: MGT fluid vs PI and AVQ on the dumbbell, "
+        "the AVQRED chapter's ODE vs the gateway (Figs. 14-16), parallel-VQ Fig. 21",
+    ),
 }
 
 
