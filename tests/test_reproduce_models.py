@@ -48,13 +48,33 @@ def test_quantities():
         models.quantity("3 furlongs", "rate")
 
 
-def test_gateway_ode_parameters_from_the_drafts():
-    p = models.gateway_ode_parameters(models.RED_DRAFT, models.AVQRED_DRAFT)
+def test_gateway_ode_parameters_from_the_packaged_scenarios():
+    red_s, avqred_s = models.default_gateway_scenarios()
+    p = models.gateway_ode_parameters(red_s, avqred_s)
     red, avqred = p["red"], p["avqred"]
+    # chapter set: 1,400-byte packets (mss 1360), 400 connections, RTT 40-80 ms
     assert red["m"] == 400 and red["R"] == pytest.approx(0.060)
-    assert red["mu"] == pytest.approx(20e6 / 8 / 1500) and red["buffer"] == 200
+    assert red["mu"] == pytest.approx(20e6 / 8 / 1400) and red["buffer"] == 200
     assert (red["min_th"], red["max_th"], red["w_q"], red["max_p"]) == (60, 120, 0.1, 0.7)
     assert avqred["tau"] == 1.0 and "max_p" not in avqred
+    # the defaults are copies: changing one does not change the next
+    red_s["simulation"]["duration"] = 1.0
+    assert models.default_gateway_scenarios()[0]["simulation"]["duration"] != 1.0
+
+
+def test_gateway_ode_parameters_from_files(tmp_path):
+    from satqm._sweep_toml import dumps
+
+    red_s, avqred_s = models.default_gateway_scenarios()
+    avqred_s["aqm"][0]["min_capacity"] = avqred_s["aqm"][0]["max_capacity"] = "19.6 Mbps"
+    (tmp_path / "red.toml").write_text(dumps(red_s))
+    (tmp_path / "avqred.toml").write_text(dumps(avqred_s))
+    p = models.gateway_ode_parameters(tmp_path / "red.toml", tmp_path / "avqred.toml")
+    assert p["avqred"]["tau"] == pytest.approx(0.98)
+    del red_s["aqm"]
+    (tmp_path / "red.toml").write_text(dumps(red_s))
+    with pytest.raises(ValueError, match="red.toml: no \\[\\[aqm\\]\\] of kind 'red'"):
+        models.gateway_ode_parameters(tmp_path / "red.toml", tmp_path / "avqred.toml")
 
 
 def test_models_tiny(tmp_path):
@@ -100,12 +120,12 @@ def test_models_tiny(tmp_path):
     assert before == after
 
 
-def test_missing_gateway_scenarios_are_reported(tmp_path):
-    st = models.tiny_settings()
-    report = models.reproduce(
-        tmp_path, settings=st, workers=1, red_scenario=tmp_path / "none.toml"
-    ).read_text()
-    assert "Skipped: the gateway scenarios were not found" in report
+def test_missing_gateway_scenarios_are_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="none.toml"):
+        models.reproduce(
+            tmp_path, settings=models.tiny_settings(), workers=1,
+            red_scenario=tmp_path / "none.toml",
+        )
 
 
 def test_fig21_is_called_when_its_module_exists(tmp_path, monkeypatch):

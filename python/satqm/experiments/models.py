@@ -14,14 +14,17 @@ Three comparisons, each with a figure, rows of the agreement table
    without AQM (:func:`satqm.models.gateway_samples_from_results`), fitted
    with Fourier series, the ODE integrated for RED and AVQRED and compared
    with packet runs of the RED and AVQRED scenarios. The gateway scenarios
-   are given as paths (default: the drafts in ``docs/drafts/``), and the
-   measured series may be given instead of measured here.
+   default to the chapter's parameter set of ``satqm reproduce avqred``
+   (``scenarios/avqred/chapter.toml`` with RED 4 and with AVQRED of its
+   Table 2); other scenario files may be given, and the measured series may
+   be given instead of measured here.
 3. **Fig. 21 of the parallel-VQ paper** (queue distribution, Markov chain vs
    simulation), from :mod:`satqm.experiments._pvq_fig21` when it is present.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -40,11 +43,13 @@ else:  # pragma: no cover
 #: Shipped with the package; ``scenarios/`` at the repository root links here.
 DUMBBELL = "scenarios/models/dumbbell.toml"
 
-#: The draft gateway scenarios (not shipped in the package: they sit in the
-#: repository's ``docs/drafts`` until the gateway model is settled).
+#: The gateway comparison's default parameter set (``satqm reproduce avqred``'s
+#: chapter set, 1,400-byte packets: the ODE is the chapter's).
+GATEWAY_SET = "chapter"
 _REPO = Path(__file__).resolve().parents[3]
-RED_DRAFT = _REPO / "docs" / "drafts" / "ipos-red.toml"
-AVQRED_DRAFT = _REPO / "docs" / "drafts" / "ipos-avqred.toml"
+
+#: A gateway scenario: a TOML file, or (label, parsed table) built here.
+ScenarioSource = Any
 
 #: Design choices of the dumbbell comparison (the rest comes from the scenario).
 Q_REF = 100.0  # PI's reference queue, packets
@@ -93,7 +98,7 @@ class Settings:
 #: open by 190 s) with the fit over 50 s from 200 s.
 QUICK = Settings(150.0, 50.0, (1,), 300.0, 200.0, 500, fig21_quick=True)
 #: Full: three seeds; the gateway for 20 minutes as in the chapter.
-FULL = Settings(300.0, 50.0, (1, 2, 3), 1200.0, 200.0, 500, fig21_quick=False)
+FULL = Settings(300.0, 50.0, (1, 2, 3), 1400.0, 200.0, 500, fig21_quick=False)
 
 
 # ---------------------------------------------------------------------------
@@ -154,8 +159,29 @@ def _buffer_packets(spec: Any, packet_bytes: float) -> float:
     return float(spec)
 
 
-def _read_scenario(path: str | os.PathLike[str]) -> dict[str, Any]:
-    return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+def _read_scenario(source: ScenarioSource) -> dict[str, Any]:
+    """A scenario as a table: from a TOML file, or a copy of a parsed one."""
+    if isinstance(source, dict):
+        return copy.deepcopy(source)
+    return tomllib.loads(Path(source).read_text(encoding="utf-8"))
+
+
+def default_gateway_scenarios() -> tuple[dict[str, Any], dict[str, Any]]:
+    """RED 4 and AVQRED on the packaged gateway scenario of :data:`GATEWAY_SET`
+    (the tables ``satqm reproduce avqred`` runs)."""
+    from .avqred import SETS, aqm_table, scenario_text, with_aqm
+
+    text = scenario_text(GATEWAY_SET)
+    pb = SETS[GATEWAY_SET][1]
+    red = with_aqm(text, aqm_table("red4", pb), f"avqred-{GATEWAY_SET}-red4")
+    avqred = with_aqm(text, aqm_table("avqred", pb), f"avqred-{GATEWAY_SET}-avqred")
+    return tomllib.loads(red), tomllib.loads(avqred)
+
+
+def _label(source: ScenarioSource, variant: str) -> str:
+    if isinstance(source, dict):
+        return f"scenarios/avqred/{GATEWAY_SET}.toml with {variant.upper()} of Table 2"
+    return _show(Path(source))
 
 
 def _dumps(data: dict[str, Any]) -> str:
@@ -340,7 +366,7 @@ def _link_stats(res: Any, link: str, warmup: float) -> dict[str, float]:
 # ---------------------------------------------------------------------------
 
 
-def no_aqm_scenario(path: str | os.PathLike[str], duration: float) -> dict[str, Any]:
+def no_aqm_scenario(path: ScenarioSource, duration: float) -> dict[str, Any]:
     """The gateway scenario at ``path`` without its ``[[aqm]]`` (the chapter
     measured ``d`` and ``ω`` without AQM), run for ``duration``."""
     data = _read_scenario(path)
@@ -351,7 +377,7 @@ def no_aqm_scenario(path: str | os.PathLike[str], duration: float) -> dict[str, 
     return data
 
 
-def _with_duration(path: str | os.PathLike[str], duration: float, warmup: float) -> dict[str, Any]:
+def _with_duration(path: ScenarioSource, duration: float, warmup: float) -> dict[str, Any]:
     data = _read_scenario(path)
     data["simulation"]["duration"] = float(duration)
     data["simulation"]["warmup"] = float(warmup)
@@ -359,7 +385,7 @@ def _with_duration(path: str | os.PathLike[str], duration: float, warmup: float)
 
 
 def gateway_ode_parameters(
-    red_scenario: str | os.PathLike[str], avqred_scenario: str | os.PathLike[str]
+    red_scenario: ScenarioSource, avqred_scenario: ScenarioSource
 ) -> dict[str, dict[str, float]]:
     """The ODE's parameters read from the two gateway scenarios.
 
@@ -377,13 +403,13 @@ def gateway_ode_parameters(
         rate = quantity(topo["downlink"]["rate"], "rate")
         m = sum(float(t.get("connections", 0)) for t in d.get("traffic", []) if t["kind"] == "web")
         if m <= 0:
-            raise ValueError(f"{path}: no web connections to model")
+            raise ValueError(f"{_label(path, variant)}: no web connections to model")
         R = 2.0 * (
             _mean_delay(topo["server_links"]["delay"]) + _mean_delay(topo["receive"]["delay"])
         )
         aqm = next((a for a in d.get("aqm", []) if a.get("kind") == variant), None)
         if aqm is None:
-            raise ValueError(f"{path}: no [[aqm]] of kind {variant!r}")
+            raise ValueError(f"{_label(path, variant)}: no [[aqm]] of kind {variant!r}")
         p: dict[str, float] = {
             "m": m,
             "R": R,
@@ -453,9 +479,9 @@ def reproduce(
     ``REPORT.md``. Returns the path of REPORT.md.
 
     ``settings`` overrides :data:`QUICK` / :data:`FULL`. ``red_scenario`` and
-    ``avqred_scenario`` are the gateway scenarios (default: the drafts in
-    ``docs/drafts``; the part is skipped, and REPORT.md says so, if they are
-    missing). ``gateway_samples`` is a measured ``d``/``ω`` source for
+    ``avqred_scenario`` are gateway scenario files (default: RED 4 and AVQRED
+    on the packaged ``scenarios/avqred/chapter.toml``, see
+    :func:`default_gateway_scenarios`). ``gateway_samples`` is a measured ``d``/``ω`` source for
     :func:`satqm.models.fit_gateway_series` (CSV path, DataFrame or fitted
     :class:`~satqm.models.GatewaySeries`); by default they are measured in a
     run of the RED scenario without its AQM.
@@ -467,9 +493,12 @@ def reproduce(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     st = settings or (QUICK if quick else FULL)
-    red_path = Path(red_scenario) if red_scenario is not None else RED_DRAFT
-    avqred_path = Path(avqred_scenario) if avqred_scenario is not None else AVQRED_DRAFT
-    have_gateway = red_path.is_file() and avqred_path.is_file()
+    red_default, avqred_default = default_gateway_scenarios()
+    red_path: ScenarioSource = red_scenario if red_scenario is not None else red_default
+    avqred_path: ScenarioSource = avqred_scenario if avqred_scenario is not None else avqred_default
+    for given in (red_scenario, avqred_scenario):
+        if given is not None and not Path(given).is_file():
+            raise FileNotFoundError(f"gateway scenario not found: {given}")
 
     # ----- every packet run, in one batch ------------------------------------
     design = dumbbell_design()
@@ -485,16 +514,15 @@ def reproduce(
     ]
     gd, gw = st.gateway_duration, st.gateway_warmup
     gw_runs: dict[str, str] = {}
-    if have_gateway:
-        texts = {
-            "red": _dumps(_with_duration(red_path, gd, gw)),
-            "avqred": _dumps(_with_duration(avqred_path, gd, gw)),
-        }
-        if gateway_samples is None:
-            texts["no-aqm"] = _dumps(no_aqm_scenario(red_path, gd))
-        for name, text in texts.items():
-            gw_runs[name] = f"gateway-{name}-{gd:g}s-s{st.gateway_seed}"
-            runs.append(Run(gw_runs[name], text, st.gateway_seed))
+    texts = {
+        "red": _dumps(_with_duration(red_path, gd, gw)),
+        "avqred": _dumps(_with_duration(avqred_path, gd, gw)),
+    }
+    if gateway_samples is None:
+        texts["no-aqm"] = _dumps(no_aqm_scenario(red_path, gd))
+    for name, text in texts.items():
+        gw_runs[name] = f"gateway-{name}-{gd:g}s-s{st.gateway_seed}"
+        runs.append(Run(gw_runs[name], text, st.gateway_seed))
     folders = run_all(runs, out / "runs", workers=workers, progress=progress)
 
     rows: list[dict[str, Any]] = []
@@ -524,15 +552,9 @@ def reproduce(
     sections.append(_section_dumbbell(design, st, rows))
 
     # ----- part 2 -----------------------------------------------------------
-    if have_gateway:
-        sections.append(
-            _part_gateway(out, st, red_path, avqred_path, gateway_samples, folders, gw_runs, rows)
-        )
-    else:
-        sections.append(
-            "## 2. The AVQRED ODE vs the satellite gateway (chapter Figs. 14-16)\n\n"
-            f"Skipped: the gateway scenarios were not found ({red_path}, {avqred_path}).\n"
-        )
+    sections.append(
+        _part_gateway(out, st, red_path, avqred_path, gateway_samples, folders, gw_runs, rows)
+    )
 
     # ----- part 3 -----------------------------------------------------------
     sections.append(_part_fig21(out, st.fig21_quick))
@@ -647,8 +669,8 @@ Reading the numbers:
 def _part_gateway(
     out: Path,
     st: Settings,
-    red_path: Path,
-    avqred_path: Path,
+    red_path: ScenarioSource,
+    avqred_path: ScenarioSource,
     samples_source: Any,
     folders: dict[str, Path],
     gw_runs: dict[str, str],
@@ -663,7 +685,7 @@ def _part_gateway(
         samples_source = gateway_samples_from_results(noaqm)
         samples_source.to_csv(out / "gateway_samples.csv", index=False)
         source_text = (
-            f"measured in a run of `{red_path.name}` without its `[[aqm]]` "
+            f"measured in a run of `{_label(red_path, 'red 4')}` without its `[[aqm]]` "
             f"(`runs/{gw_runs['no-aqm']}`, samples in `gateway_samples.csv`)"
         )
     else:
@@ -756,9 +778,10 @@ def _part_gateway(
             for k in ("mean", "std")
         ]
     )
+    red_label, avqred_label = _label(red_path, "red 4"), _label(avqred_path, "avqred")
     return f"""## 2. The AVQRED ODE vs the satellite gateway (chapter Figs. 14-16)
 
-Scenarios: RED `{_show(red_path)}`, AVQRED `{_show(avqred_path)}` ({gd:g} s, statistics of the
+Scenarios: RED: `{red_label}`; AVQRED: `{avqred_label}` ({gd:g} s, statistics of the
 transmit queue after {gw:g} s). `d(t)` and `ω(t)` were {source_text}, fitted with
 {series.d.n_harmonics} harmonics over {series.d.period:g} s (`gateway_series.json`,
 `fig_gateway_series.png`).{d_desc}
@@ -783,10 +806,7 @@ The chapter's claim, a lower and steadier transmit queue with AVQRED,
 Figure: `fig_avqred_ode.png` (transmit queue of the model and the packet run for
 RED and AVQRED, and the mean/std bars).
 
-The gateway scenarios are still drafts (docs/gateway.md): the numbers above
-measure the drafts, not the chapter's emulation, and will change when the
-reproduction is pointed at the final scenarios (`reproduce(...,
-red_scenario=..., avqred_scenario=...)`).
+Other gateway scenarios: `reproduce(..., red_scenario=..., avqred_scenario=...)`.
 """
 
 

@@ -22,7 +22,9 @@ parallel_vq
     Paper 004, Section VI: drop-tail service rate and delay bound, Lindley map,
     stability bounds, Markov chain and Gaussian queue distributions.
 
-Nothing here imports the compiled simulator. Equations, units and every
+Nothing here shares code with the packet simulator; ``simulate_fluid`` uses
+the compiled fluid kernel when it is built (the numpy reference otherwise,
+or on request). Equations, units and every
 interpretation of garbled paper text are documented in ``docs/models.md``.
 """
 
