@@ -326,6 +326,7 @@ def test_save_load_round_trip(droptail, tmp_path):
         "drops.parquet",
         "flows.parquet",
         "cwnd.parquet",
+        "congestion.parquet",
         "summary.json",
         "run.json",
         "scenario.toml",

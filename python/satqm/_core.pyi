@@ -81,6 +81,16 @@ class _CwndColumns(TypedDict):
     ssthresh_bytes: npt.NDArray[np.float64]
     delivered_bytes: npt.NDArray[np.uint64]
 
+class _CongestionColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    flow: npt.NDArray[np.uint32]
+    origin: npt.NDArray[np.uint32]
+    kind: npt.NDArray[np.uint8]
+    cwnd_before: npt.NDArray[np.float64]
+    cwnd_after: npt.NDArray[np.float64]
+    ssthresh: npt.NDArray[np.float64]
+    srtt_s: npt.NDArray[np.float64]
+
 class _FlowColumns(TypedDict):
     flow: npt.NDArray[np.uint32]
     pair: npt.NDArray[np.uint32]
@@ -112,6 +122,7 @@ class _RawResults(TypedDict):
     timeseries: _TimeSeriesColumns
     drops: _DropColumns
     cwnd: _CwndColumns
+    congestion: _CongestionColumns
     flows: _FlowColumns
     summary: dict[str, float]
     packets: _PacketCounts
@@ -160,4 +171,36 @@ def aqm_replay(
     ``spec`` is the TOML of an ``[[aqm]]`` table without placement keys; see
     docs/aqm.md for the trace format. Verdicts are ``"pass"``, ``"mark:early"``,
     ``"mark:forced"``, ``"drop:early"``, ``"drop:forced"``, or ``"timer"``.
+    """
+
+class _FluidOut(TypedDict):
+    t: npt.NDArray[np.float64]
+    W: npt.NDArray[np.float64]
+    q: npt.NDArray[np.float64]
+    p: npt.NDArray[np.float64]
+    p_eff: npt.NDArray[np.float64]
+    aux: npt.NDArray[np.float64]
+
+def fluid_simulate(
+    aqm: str,
+    params: dict[str, float | npt.ArrayLike],
+    duration: float,
+    dt: float = 1e-3,
+    record_every: int = 1,
+    max_queue_delay: float = 10.0,
+    gentle: bool = False,
+    delay_interp: str = "nearest",
+) -> _FluidOut:
+    """Integrate the Misra-Gong-Towsley fluid model for a batch of parameter sets.
+
+    ``aqm`` is ``"red"``, ``"pi"``, ``"avq"``, ``"fixed"`` or ``"droptail"``;
+    ``params`` maps the keyword names of
+    :func:`satqm.models.fluid.simulate_fluid` (``N``, ``C``, ``Tp``, ``W0``,
+    ``q0``, ``buffer``, ``w_min``, ``w_max`` and the closure's own, e.g.
+    ``min_th``, ``kp`` or ``a, b, fs``, ``gamma``, ``p_fixed``) to a number
+    or a 1-D array (one value per parameter set, or one for all). ``t`` has
+    one entry per record (every ``record_every`` steps, the initial state
+    first); the other arrays have shape ``(len(t), sets)``. Bad input raises
+    :class:`ConfigError` whose ``path`` names the key (``"w_q[2]"`` for set
+    2 of a batch). Releases the GIL; Ctrl-C raises KeyboardInterrupt.
     """

@@ -1,10 +1,12 @@
-"""Analyses of recorded runs: how drops cluster.
+"""Analyses of recorded runs: how drops cluster, how windows synchronize.
 
 The AVQRED papers judge global synchronization by how clustered the drops
 at the receive queue are: tail-drop-like behaviour drops many consecutive
 arrivals, and every flow hit in the same round trip cuts its window at
 once. :func:`drop_clustering` measures that from a run's drop log, using
 each drop's index among the packets that arrived at its queue.
+:func:`synchronization` measures the effect itself from the congestion log:
+how many connections cut their windows within the same round trip.
 """
 
 from __future__ import annotations
@@ -114,4 +116,98 @@ def drop_clustering(
         dispersion=dispersion,
         flows_per_window_mean=float(per_window.mean()),
         flows_per_window_max=int(per_window.max()),
+    )
+
+
+@dataclass(frozen=True)
+class Synchronization:
+    """How many connections cut their congestion windows at once.
+
+    Attributes
+    ----------
+    cuts : int
+        Window cuts counted (fast retransmits, timeouts, ECN reductions).
+    connections : int
+        Distinct connections that cut at least once.
+    window_s : float
+        Length of the windows the cuts are grouped in (about one RTT).
+    per_window_mean : float
+        Mean number of distinct connections cutting per window, over every
+        window of the period (windows without a cut count as 0).
+    per_window_p95 : float
+    per_window_max : int
+    dispersion : float
+        Index of dispersion (variance / mean) of that count: about 1 when
+        connections cut independently of each other (Poisson), larger when
+        they cut together.
+    max_share : float
+        The largest number cutting in one window divided by ``connections``.
+    """
+
+    cuts: int
+    connections: int
+    window_s: float
+    per_window_mean: float
+    per_window_p95: float
+    per_window_max: int
+    dispersion: float
+    max_share: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: float(v) for k, v in asdict(self).items()}
+
+
+def synchronization(
+    congestion: pd.DataFrame,
+    flows: object | None = None,
+    start_s: float = 0.0,
+    end_s: float | None = None,
+    window_s: float | None = None,
+    kinds: tuple[str, ...] = ("fast_retransmit", "timeout", "ecn"),
+) -> Synchronization:
+    """Measure global synchronization from :attr:`Results.congestion`.
+
+    The cuts in ``[start_s, end_s)`` of the connections in ``flows`` (any
+    iterable of flow ids; all connections if None) are grouped into windows
+    of ``window_s`` seconds (default: the median smoothed RTT at the cuts),
+    and the distinct connections cutting in each window are counted. A
+    window in which many connections cut is a synchronized back-off, the
+    effect of clustered drops that the AVQRED papers set out to avoid.
+    """
+    import numpy as np
+
+    if window_s is not None and not window_s > 0:
+        raise ValueError(f"window_s must be > 0, got {window_s!r}")
+    c = congestion[congestion["kind"].isin(kinds) & (congestion["time_s"] >= start_s)]
+    if end_s is not None:
+        c = c[c["time_s"] < end_s]
+    if flows is not None:
+        c = c[c["flow"].isin(list(flows))]  # type: ignore[call-overload]
+    nan = float("nan")
+    if len(c) == 0:
+        return Synchronization(0, 0, window_s or nan, 0.0, 0.0, 0, nan, nan)
+    if window_s is None:
+        rtt = c["srtt_s"].to_numpy(dtype=float)
+        rtt = rtt[np.isfinite(rtt)]
+        if rtt.size == 0:
+            raise ValueError("no RTT sample at any cut: give window_s")
+        window_s = float(np.median(rtt))
+    t = c["time_s"].to_numpy(dtype=float)
+    t1 = end_s if end_s is not None else float(t.max()) + window_s
+    nwin = max(int(np.ceil((t1 - start_s) / window_s)), 1)
+    w = np.minimum(np.floor((t - start_s) / window_s + 1e-9).astype(np.int64), nwin - 1)
+    f = c["flow"].to_numpy(dtype=np.int64)
+    pairs = np.unique(np.stack([w, f]), axis=1)
+    per = np.bincount(pairs[0], minlength=nwin)
+    mean = float(per.mean())
+    conns = int(np.unique(f).size)
+    return Synchronization(
+        cuts=len(c),
+        connections=conns,
+        window_s=float(window_s),
+        per_window_mean=mean,
+        per_window_p95=float(np.percentile(per, 95)),
+        per_window_max=int(per.max()),
+        dispersion=float(per.var() / mean) if mean > 0 else nan,
+        max_share=float(per.max() / conns),
     )

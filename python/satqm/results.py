@@ -12,6 +12,7 @@ to run it again:
 ``drops.parquet``   one row per dropped or ECN-marked packet (``reason``)
 ``flows.parquet``   one row per flow
 ``cwnd.parquet``    congestion window samples of the traced flows
+``congestion.parquet``  one row per window cut of any TCP sender
 ``plot.png``        utilization and queue of the bottleneck link
 ``run.json``        wall-clock facts (time taken, when, where)
 ==================  =========================================================
@@ -51,9 +52,13 @@ DETERMINISTIC_FILES = (
     "drops.parquet",
     "flows.parquet",
     "cwnd.parquet",
+    "congestion.parquet",
 )
 
-_TABLES = ("timeseries", "drops", "flows", "cwnd")
+_TABLES = ("timeseries", "drops", "flows", "cwnd", "congestion")
+
+#: Why a sender cut its window, by code (the core's `CutKind`).
+CUT_KINDS = ["fast_retransmit", "timeout", "ecn"]
 
 # Column order and dtype of each table (categoricals are set separately).
 _INT = "int64"
@@ -124,6 +129,16 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "cwnd_bytes": _F,
         "ssthresh_bytes": _F,
         "delivered_bytes": _INT,
+    },
+    "congestion": {
+        "time_s": _F,
+        "flow": _INT,
+        "origin": _INT,
+        "kind": "category",
+        "cwnd_before": _F,
+        "cwnd_after": _F,
+        "ssthresh": _F,
+        "srtt_s": _F,
     },
 }
 
@@ -258,6 +273,14 @@ class Results:
         window, TCP counters and RTT statistics, final ``cwnd_bytes``.
     cwnd : pandas.DataFrame
         Samples of the traced flows' ``cwnd_bytes`` and ``ssthresh_bytes``.
+    congestion : pandas.DataFrame
+        One row per congestion-window cut of any TCP sender: ``time_s``,
+        ``flow`` (the connection; a PEP segment has its own id), ``origin``
+        (the end-to-end flow it carries), ``kind`` (``fast_retransmit``,
+        ``timeout``, ``ecn``), ``cwnd_before``, ``cwnd_after`` and
+        ``ssthresh`` (bytes), ``srtt_s`` (smoothed RTT at the cut, NaN before
+        the first sample). :func:`satqm.analysis.synchronization` measures
+        how many connections cut within the same round trip.
     packets : dict
         ``created``, ``delivered``, ``dropped``, ``in_flight`` packet counts.
     scenario : Scenario
@@ -278,6 +301,7 @@ class Results:
         flows: pd.DataFrame,
         cwnd: pd.DataFrame,
         summary: Mapping[str, float],
+        congestion: pd.DataFrame | None = None,
         packets: Mapping[str, int],
         links: list[str],
         drop_reasons: list[str],
@@ -288,6 +312,13 @@ class Results:
         self.drops = drops
         self.flows = flows
         self.cwnd = cwnd
+        if congestion is None:
+            import pandas as pd
+
+            cols: dict[str, Any] = {k: [] for k in _SCHEMAS["congestion"]}
+            cols["kind"] = pd.Categorical([], categories=CUT_KINDS)
+            congestion = _frame("congestion", cols)
+        self.congestion = congestion
         self._summary = dict(summary)
         self.packets = dict(packets)
         self.links = list(links)
@@ -313,6 +344,10 @@ class Results:
         cw = dict(raw["cwnd"])
         cw["time_s"] = _seconds(cw["time_ns"])
 
+        cg = dict(raw["congestion"])
+        cg["time_s"] = _seconds(cg["time_ns"])
+        cg["kind"] = _codes("kind", cg["kind"], CUT_KINDS)
+
         import pandas as pd
 
         fl = dict(raw["flows"])
@@ -325,6 +360,7 @@ class Results:
             drops=_frame("drops", dr),
             flows=_frame("flows", fl),
             cwnd=_frame("cwnd", cw),
+            congestion=_frame("congestion", cg),
             summary={str(k): float(v) for k, v in raw["summary"].items()},
             packets={str(k): int(v) for k, v in raw["packets"].items()},
             links=links,
@@ -464,6 +500,8 @@ class Results:
         reasons = list(doc["drop_reasons"])
         frames = {}
         for name in _TABLES:
+            if name == "congestion" and not (d / f"{name}.parquet").exists():
+                continue  # written by satqm before the congestion log existed
             df = pd.read_parquet(d / f"{name}.parquet")
             schema = _SCHEMAS[name]
             df = df[list(schema)]
@@ -478,6 +516,10 @@ class Results:
         frames["drops"]["reason"] = pd.Categorical(
             frames["drops"]["reason"].astype(object), categories=reasons
         )
+        if "congestion" in frames:
+            frames["congestion"]["kind"] = pd.Categorical(
+                frames["congestion"]["kind"].astype(object), categories=CUT_KINDS
+            )
         kinds = frames["flows"]["kind"].astype(object)
         frames["flows"]["kind"] = pd.Categorical(kinds, categories=sorted(set(kinds)))
         summary = {k: (math.nan if v is None else float(v)) for k, v in doc["summary"].items()}

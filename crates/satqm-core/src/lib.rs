@@ -30,6 +30,7 @@ pub mod aqm;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod fluid;
 pub mod ids;
 pub mod net;
 pub mod packet;

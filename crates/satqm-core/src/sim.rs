@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::ids::{AppId, FlowId, LinkId, NodeId};
 use crate::net::{DropReason, Link, Queued, Routes};
 use crate::packet::{flags, Packet, PacketKind};
-use crate::probe::{jain_index, mean_std, CwndTrace, DropLog, TimeSeries};
+use crate::probe::{jain_index, mean_std, CongestionLog, CwndTrace, DropLog, TimeSeries};
 use crate::queue::{Buffer, ParallelQueues, VqClass};
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -124,6 +124,8 @@ pub struct Simulation {
     pub timeseries: TimeSeries,
     pub drops: DropLog,
     pub cwnd: CwndTrace,
+    /// Every window cut of every TCP sender.
+    pub congestion: CongestionLog,
     trace_cwnd: Vec<FlowId>,
     /// The link whose figures the summary reports.
     pub bottleneck: LinkId,
@@ -191,6 +193,7 @@ impl Simulation {
             timeseries: TimeSeries::default(),
             drops: DropLog::default(),
             cwnd: CwndTrace::default(),
+            congestion: CongestionLog::default(),
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
             bottleneck,
             monitored: Vec::new(),
@@ -860,7 +863,20 @@ impl Simulation {
     /// Route the packets an endpoint just emitted and re-arm its timers.
     fn after_endpoint(&mut self, f: FlowId) -> Result<()> {
         let flow = &mut self.flows[f.idx()];
-        if let Endpoints::Tcp { sender, receiver } = &flow.ends {
+        if let Endpoints::Tcp { sender, receiver } = &mut flow.ends {
+            if !sender.cuts.is_empty() {
+                let log = &mut self.congestion;
+                for c in sender.cuts.drain(..) {
+                    log.time_ns.push(c.time.ns());
+                    log.flow.push(f.0);
+                    log.origin.push(flow.origin.0);
+                    log.kind.push(c.kind as u8);
+                    log.cwnd_before.push(c.cwnd_before);
+                    log.cwnd_after.push(c.cwnd_after);
+                    log.ssthresh.push(c.ssthresh);
+                    log.srtt_s.push(c.srtt.map_or(f64::NAN, |t| t.secs_f64()));
+                }
+            }
             if let Some(t) = sender.next_wakeup() {
                 if flow.sender_timer.is_none_or(|s| t < s) {
                     flow.sender_timer = Some(t);
@@ -945,6 +961,7 @@ impl Simulation {
         if local && !port.held.is_empty() {
             // Behind others already held back: keep their order.
             port.held.push_back((pkt, index));
+            self.note_held(&pkt);
             return;
         }
         if port.idle(now) {
@@ -961,6 +978,7 @@ impl Simulation {
         if !port.fits(&pkt) {
             if local {
                 port.held.push_back((pkt, index));
+                self.note_held(&pkt);
             } else {
                 self.record_drop(l, &pkt, index, DropReason::Overflow);
             }
@@ -1059,6 +1077,16 @@ impl Simulation {
         }
     }
 
+    /// A packet of a local sender waits in its host (a full `backpressure`
+    /// link): its sender's retransmission timer must not count that time.
+    fn note_held(&mut self, pkt: &Packet) {
+        if pkt.kind == PacketKind::TcpData {
+            if let Endpoints::Tcp { sender, .. } = &mut self.flows[pkt.flow.idx()].ends {
+                sender.held_in_host += 1;
+            }
+        }
+    }
+
     /// The transmitter is free: start the next waiting packet (after any
     /// drops an AQM deciding at dequeue makes).
     fn tx_done(&mut self, l: LinkId) {
@@ -1070,7 +1098,8 @@ impl Simulation {
                 return;
             };
             port.bytes -= q.pkt.size as u64;
-            // Room again: let held-back packets in, in order.
+            // Room again: let held-back packets in, in order; their senders
+            // learn that they have left the host.
             while let Some(&(p, _)) = port.held.front() {
                 if !port.fits(&p) {
                     break;
@@ -1087,6 +1116,13 @@ impl Simulation {
                         enqueued_at: now,
                     },
                 );
+                if p.kind == PacketKind::TcpData {
+                    if let Endpoints::Tcp { sender, .. } = &mut self.flows[p.flow.idx()].ends {
+                        sender.on_left_host(p.seq, now);
+                    }
+                    // The deadline only moves later: the pending timer
+                    // event finds it not due and schedules the new one.
+                }
             }
             let (verdict, mode) = self.notify_departure(l, now - q.enqueued_at);
             if self.apply_verdict(l, &mut q.pkt, q.index, verdict, mode) {

@@ -3,7 +3,7 @@
 //! Results cross the boundary as dicts of numpy arrays (one per column), so
 //! the Python side builds DataFrames without copying row by row.
 
-use numpy::IntoPyArray;
+use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray1};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -11,7 +11,8 @@ use pyo3::types::{PyDict, PyList};
 
 use satqm_core::aqm::replay::{replay, verdict_name, TraceEvent, TraceKind};
 use satqm_core::aqm::QueueView;
-use satqm_core::error::Error;
+use satqm_core::error::{ConfigError as CoreConfigError, Error};
+use satqm_core::fluid::{params_from_columns, Interpolation, MgtBatch, MgtSettings};
 use satqm_core::net::DropReason;
 use satqm_core::{Scenario, SimTime};
 
@@ -230,6 +231,18 @@ impl Simulation {
         )?;
         out.set_item("cwnd", d)?;
 
+        let cg = &sim.congestion;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", cg.time_ns.clone().into_pyarray(py))?;
+        d.set_item("flow", cg.flow.clone().into_pyarray(py))?;
+        d.set_item("origin", cg.origin.clone().into_pyarray(py))?;
+        d.set_item("kind", cg.kind.clone().into_pyarray(py))?;
+        d.set_item("cwnd_before", cg.cwnd_before.clone().into_pyarray(py))?;
+        d.set_item("cwnd_after", cg.cwnd_after.clone().into_pyarray(py))?;
+        d.set_item("ssthresh", cg.ssthresh.clone().into_pyarray(py))?;
+        d.set_item("srtt_s", cg.srtt_s.clone().into_pyarray(py))?;
+        out.set_item("congestion", d)?;
+
         let fs = sim.flow_summaries();
         let d = PyDict::new(py);
         macro_rules! col {
@@ -367,6 +380,94 @@ fn aqm_replay<'py>(
     Ok(d)
 }
 
+/// Fluid-model steps integrated between checks for Ctrl-C.
+const FLUID_STEP_CHUNK: u64 = 4_000_000;
+
+/// One parameter column: a number or a one-dimensional array of numbers.
+fn fluid_column(key: &str, value: &Bound<'_, PyAny>) -> Result<Vec<f64>, CoreConfigError> {
+    if let Ok(v) = value.extract::<f64>() {
+        return Ok(vec![v]);
+    }
+    if let Ok(a) = value.extract::<PyReadonlyArray1<'_, f64>>() {
+        if let Ok(s) = a.as_slice() {
+            return Ok(s.to_vec());
+        }
+        return Ok(a.as_array().to_vec());
+    }
+    if let Ok(a) = value.extract::<Vec<f64>>() {
+        return Ok(a);
+    }
+    Err(CoreConfigError::new(
+        key,
+        "must be a number or a one-dimensional array of numbers",
+    ))
+}
+
+/// Integrate the Misra-Gong-Towsley fluid model for a batch of parameter
+/// sets (see `satqm.models.fluid.simulate_fluid`, which wraps this).
+/// Releases the GIL while integrating and raises KeyboardInterrupt on Ctrl-C.
+#[pyfunction]
+#[pyo3(signature = (aqm, params, duration, dt=1e-3, record_every=1, max_queue_delay=10.0, gentle=false, delay_interp="nearest"))]
+#[allow(clippy::too_many_arguments)]
+fn fluid_simulate<'py>(
+    py: Python<'py>,
+    aqm: &str,
+    params: &Bound<'py, PyDict>,
+    duration: f64,
+    dt: f64,
+    record_every: i64,
+    max_queue_delay: f64,
+    gentle: bool,
+    delay_interp: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let config = |e: CoreConfigError| to_py(py, Error::Config(e));
+    let mut columns = Vec::with_capacity(params.len());
+    for (k, v) in params.iter() {
+        let key: String = k.extract().map_err(|_| {
+            config(CoreConfigError::new(
+                "params",
+                format!("keys must be strings, got {k}"),
+            ))
+        })?;
+        let col = fluid_column(&key, &v).map_err(config)?;
+        columns.push((key, col));
+    }
+    let interpolation = Interpolation::from_name(delay_interp).ok_or_else(|| {
+        config(CoreConfigError::new(
+            "delay_interp",
+            format!("must be 'nearest' or 'linear', got {delay_interp:?}"),
+        ))
+    })?;
+    let sets = params_from_columns(aqm, gentle, &columns).map_err(config)?;
+    let settings = MgtSettings {
+        duration_s: duration,
+        dt_s: dt,
+        // 0 (rejected by the core) for negative values
+        record_every: u64::try_from(record_every).unwrap_or(0),
+        max_queue_delay_s: max_queue_delay,
+        interpolation,
+    };
+    let mut batch = MgtBatch::new(settings, sets).map_err(config)?;
+    loop {
+        let b = &mut batch;
+        let done = py.allow_threads(|| b.advance(FLUID_STEP_CHUNK));
+        py.check_signals()?;
+        if done {
+            break;
+        }
+    }
+    let out = batch.into_output();
+    let shape = [out.n_records, out.members];
+    let d = PyDict::new(py);
+    d.set_item("t", out.t.into_pyarray(py))?;
+    d.set_item("W", out.w.into_pyarray(py).reshape(shape)?)?;
+    d.set_item("q", out.q.into_pyarray(py).reshape(shape)?)?;
+    d.set_item("p", out.p.into_pyarray(py).reshape(shape)?)?;
+    d.set_item("p_eff", out.p_eff.into_pyarray(py).reshape(shape)?)?;
+    d.set_item("aux", out.aux.into_pyarray(py).reshape(shape)?)?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -375,6 +476,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_replay, m)?)?;
+    m.add_function(wrap_pyfunction!(fluid_simulate, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

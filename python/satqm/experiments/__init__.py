@@ -17,6 +17,16 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "Kunniyur & Srikant, SIGCOMM 2001: AVQ Experiment 1 (Table 1, Figs. 1-2) "
         "and the comparison with RED, REM, PI and GKVQ, marking and dropping",
     ),
+    "avqred": (
+        "satqm.experiments.avqred",
+        "Byun & Baras: AVQRED in the IP-over-satellite gateway with a split-TCP PEP; "
+        "RED 1-4, AVQ, AVQRED (Tables 2-4), queue traces, drop clustering, synchronization",
+    ),
+    "models": (
+        "satqm.experiments.models",
+        "The papers' models beside packet runs: MGT fluid vs PI and AVQ on the dumbbell, "
+        "the AVQRED chapter's ODE vs the gateway (Figs. 14-16), parallel-VQ Fig. 21",
+    ),
 }
 
 

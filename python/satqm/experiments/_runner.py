@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import math
 import multiprocessing as mp
 import os
 from dataclasses import dataclass
@@ -84,3 +85,19 @@ def write_text(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def mean_ci(xs: list[float]) -> tuple[float, float]:
+    """Mean and 95 % confidence half-width (t distribution)."""
+    import numpy as np
+    from scipy import stats
+
+    a = np.asarray(xs, dtype=float)
+    m = float(a.mean())
+    if a.size < 2:
+        return m, math.nan
+    return m, float(stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
+
+
+def fmt_ci(m: float, h: float, digits: int = 2) -> str:
+    return f"{m:.{digits}f}" if math.isnan(h) else f"{m:.{digits}f} ± {h:.{digits}f}"

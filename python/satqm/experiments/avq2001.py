@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, run_all, write_json, write_text
+from ._runner import Run, fmt_ci, mean_ci, run_all, write_json, write_text
 
 #: Shipped with the package; `scenarios/` at the repository root links here.
 SCENARIO = "scenarios/avq2001/experiment1.toml"
@@ -108,22 +108,6 @@ def window_stats(res: Any, lo: float, hi: float) -> dict[str, float]:
     }
 
 
-def _mean_ci(xs: list[float]) -> tuple[float, float]:
-    """Mean and 95 % confidence half-width (t distribution)."""
-    import numpy as np
-    from scipy import stats
-
-    a = np.asarray(xs, dtype=float)
-    m = float(a.mean())
-    if a.size < 2:
-        return m, math.nan
-    return m, float(stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
-
-
-def _fmt(m: float, h: float, digits: int = 2) -> str:
-    return f"{m:.{digits}f}" if math.isnan(h) else f"{m:.{digits}f} ± {h:.{digits}f}"
-
-
 def reproduce(
     out: Path,
     quick: bool = False,
@@ -182,7 +166,7 @@ def reproduce(
     t1 = {}
     for when in ("before", "after"):
         for stat in ("mean", "std"):
-            t1[(when, stat)] = _mean_ci(list(avq[f"{when}_queue_{stat}"]))
+            t1[(when, stat)] = mean_ci(list(avq[f"{when}_queue_{stat}"]))
     table1 = [
         "| queue (packets) | before short flows: paper | before: satqm | "
         "after short flows: paper | after: satqm |",
@@ -191,8 +175,8 @@ def reproduce(
     for i, stat in enumerate(("mean", "std")):
         label = "average" if stat == "mean" else "standard deviation"
         table1.append(
-            f"| {label} | {PAPER_TABLE1['before'][i]:.2f} | {_fmt(*t1[('before', stat)])} | "
-            f"{PAPER_TABLE1['after'][i]:.2f} | {_fmt(*t1[('after', stat)])} |"
+            f"| {label} | {PAPER_TABLE1['before'][i]:.2f} | {fmt_ci(*t1[('before', stat)])} | "
+            f"{PAPER_TABLE1['after'][i]:.2f} | {fmt_ci(*t1[('after', stat)])} |"
         )
     table1_md = "\n".join(table1) + "\n"
     write_text(out / "table1.md", table1_md)
@@ -203,12 +187,12 @@ def reproduce(
     agg: dict[tuple[str, str], dict[str, float]] = {}
     for (name, mode), g in df.groupby(["aqm", "mode"], sort=False):
         v = {
-            "util": _mean_ci(list(g.after_utilization))[0],
-            "loss": _mean_ci(list(g.after_loss_pct))[0],
-            "mark": _mean_ci(list(g.after_mark_pct))[0],
-            "qm": _mean_ci(list(g.after_queue_mean))[0],
-            "qs": _mean_ci(list(g.after_queue_std))[0],
-            "sft": _mean_ci(list(g.short_flow_time_s))[0],
+            "util": mean_ci(list(g.after_utilization))[0],
+            "loss": mean_ci(list(g.after_loss_pct))[0],
+            "mark": mean_ci(list(g.after_mark_pct))[0],
+            "qm": mean_ci(list(g.after_queue_mean))[0],
+            "qs": mean_ci(list(g.after_queue_std))[0],
+            "sft": mean_ci(list(g.short_flow_time_s))[0],
         }
         agg[(str(name), str(mode))] = v
         comp.append(
@@ -239,7 +223,7 @@ def reproduce(
         abs(avq_mark["util"] - GAMMA) < 0.03,
         f"satqm: {avq_mark['util']:.3f} after the short flows",
     )
-    q_transient = _mean_ci(list(avq.transient_queue_mean))[0]
+    q_transient = mean_ci(list(avq.transient_queue_mean))[0]
     claim(
         "at 100 s the queue jumps up because of the short flows, then the system "
         "stabilizes with a small queue",

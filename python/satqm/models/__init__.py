@@ -14,11 +14,17 @@ pi
 fluid
     Misra-Gong-Towsley TCP/AQM fluid model with RED, PI, AVQ, fixed-``p`` and
     drop-tail closures; batched fixed-step integrator.
+avqred_ode
+    The AVQRED chapter's gateway model (paper 000, Section 8, eqs. (1)-(5)):
+    offered load, transmit queue behind the PEP delay, virtual queue, RED
+    average, marking probability; Fourier series fitted to measured series.
 parallel_vq
     Paper 004, Section VI: drop-tail service rate and delay bound, Lindley map,
     stability bounds, Markov chain and Gaussian queue distributions.
 
-Nothing here imports the compiled simulator. Equations, units and every
+Nothing here shares code with the packet simulator; ``simulate_fluid`` uses
+the compiled fluid kernel when it is built (the numpy reference otherwise,
+or on request). Equations, units and every
 interpretation of garbled paper text are documented in ``docs/models.md``.
 """
 
@@ -33,6 +39,20 @@ from .avq import (
     avq_max_delay,
     avq_min_users,
     avq_stability_margin,
+)
+from .avqred_ode import (
+    CHAPTER_PARAMETERS,
+    SAMPLE_COLUMNS,
+    AvqredOdeResult,
+    FourierSeries,
+    GatewaySeries,
+    avqred_ode_equilibrium,
+    fit_fourier,
+    fit_gateway_series,
+    gateway_samples_from_results,
+    offered_load_equilibrium,
+    read_gateway_samples,
+    simulate_avqred_ode,
 )
 from .fluid import (
     FluidResult,
@@ -148,6 +168,19 @@ __all__ = [
     "red_drop_probability",
     "red_equilibrium",
     "simulate_fluid",
+    # avqred_ode
+    "AvqredOdeResult",
+    "CHAPTER_PARAMETERS",
+    "FourierSeries",
+    "GatewaySeries",
+    "SAMPLE_COLUMNS",
+    "avqred_ode_equilibrium",
+    "fit_fourier",
+    "fit_gateway_series",
+    "gateway_samples_from_results",
+    "offered_load_equilibrium",
+    "read_gateway_samples",
+    "simulate_avqred_ode",
     # parallel_vq
     "advance_distribution",
     "droptail_delay_lower_bound",

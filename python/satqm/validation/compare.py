@@ -47,14 +47,14 @@ BOUNDS = {"goodput_total_mbps": 0.05, "utilization": 0.05, "queue_mean_pkts": 0.
 #: group -> one line; the sections are those of docs/validation.md. Every
 #: NewReno (no SACK) group of sets 1 and 2 is added below.
 EXPLAINED: dict[str, str] = {
-    "red-gentle-n10-sack": "satqm bug: the first SACK retransmission waits for pipe (section 2)",
-    "red-n50-sack": "ssthresh from pipe in ns-3, from FlightSize in satqm (section 3); "
-    "within the bounds only while section 2's bug offsets it",
+    "red-n50-sack": "ssthresh from pipe in ns-3, from FlightSize in satqm (section 3)",
+    "red-gentle-n50-sack": "ssthresh from pipe in ns-3, from FlightSize in satqm (section 3)",
+    "red-gentle-n3-sack": "three flows: the first overshoot decides the run (sections 3, 4)",
     "droptail-n1-sack": "one overshoot decides the run: ns-3 times out during its repair, "
     "then ssthresh from pipe (sections 3, 4)",
     "red-n1": "one flow: the first overshoot decides the run (section 4); ns-3 NewReno (section 1)",
-    "red-gentle-n1-sack": "one flow: the first overshoot decides the run (sections 2, 3, 4)",
-    "red-n1-sack": "one flow: the first overshoot decides the run (sections 2, 3, 4)",
+    "red-gentle-n1-sack": "one flow: the first overshoot decides the run (sections 3, 4)",
+    "red-n1-sack": "one flow: the first overshoot decides the run (sections 3, 4)",
 }
 _NEWRENO_WHY = "ns-3 NewReno without SACK enters fast recovery on one duplicate ACK (section 1)"
 for _aqm in ("droptail", "red", "red-gentle"):

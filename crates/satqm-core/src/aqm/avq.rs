@@ -47,7 +47,7 @@ pub struct Avq {
 
 impl Avq {
     pub fn new(p: &AvqParams, rate_bps: u64, limit: BufferLimit) -> Avq {
-        let c = rate_bps as f64;
+        let c = p.vq.capacity_bps(rate_bps);
         Avq {
             vq: VirtualQueue::default(),
             vcap: p.vq.gamma * c,
@@ -98,6 +98,7 @@ mod tests {
                 gamma: 0.98,
                 vq_limit: Some(3000.0),
                 mean_packet_size: 1000.0,
+                capacity: None,
             },
             alpha: 0.15,
         };
@@ -125,5 +126,29 @@ mod tests {
             a.on_arrival(SimTime::from_ms(1), pkt, &q, 0.5),
             Verdict::Mark(Reason::Early)
         );
+    }
+
+    #[test]
+    fn capacity_overrides_the_link_rate() {
+        // At a gateway's receive queue (100 Mbit/s) the real capacity is the
+        // 20 Mbit/s space link: C' starts at gamma * 20 Mbit/s and never
+        // grows above it.
+        let p = AvqParams {
+            vq: GkvqParams {
+                gamma: 1.0,
+                vq_limit: Some(123_750.0),
+                mean_packet_size: 1500.0,
+                capacity: Some(20_000_000),
+            },
+            alpha: 0.15,
+        };
+        let mut a = Avq::new(&p, 100_000_000, BufferLimit::Packets(1000));
+        assert_eq!(a.vcap, 20e6);
+        let pkt = PacketMeta {
+            size: 1500,
+            ecn_capable: false,
+        };
+        a.on_arrival(SimTime::from_secs(10), pkt, &QueueView::default(), 0.5);
+        assert_eq!(a.vcap, 20e6 - 0.15 * 1500.0 * 8.0);
     }
 }

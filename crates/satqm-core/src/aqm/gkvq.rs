@@ -22,6 +22,10 @@ pub struct GkvqParams {
     pub vq_limit: Option<f64>,
     /// Bytes per packet when the real buffer is counted in packets.
     pub mean_packet_size: f64,
+    /// The capacity C the virtual queue is derived from, bit/s; `None`: the
+    /// rate of the link the AQM acts at. At a gateway's receive queue the
+    /// real capacity is the space link's, not the receive link's.
+    pub capacity: Option<u64>,
 }
 
 impl GkvqParams {
@@ -33,7 +37,12 @@ impl GkvqParams {
                 None => None,
             },
             mean_packet_size: t.f64_in("mean_packet_size", 1500.0, 0.0, true, 1e6)?,
+            capacity: t.opt_rate("capacity")?,
         })
+    }
+
+    pub(crate) fn capacity_bps(&self, link_rate_bps: u64) -> f64 {
+        self.capacity.unwrap_or(link_rate_bps) as f64
     }
 
     pub(crate) fn limit_bytes(&self, limit: BufferLimit) -> f64 {
@@ -55,7 +64,7 @@ impl Gkvq {
     pub fn new(p: &GkvqParams, rate_bps: u64, limit: BufferLimit) -> Gkvq {
         Gkvq {
             vq: VirtualQueue::default(),
-            rate_bps: p.gamma * rate_bps as f64,
+            rate_bps: p.gamma * p.capacity_bps(rate_bps),
             limit: p.limit_bytes(limit),
         }
     }

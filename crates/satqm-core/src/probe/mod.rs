@@ -74,6 +74,25 @@ pub struct CwndTrace {
     pub delivered_bytes: Vec<u64>,
 }
 
+/// Every congestion-window cut of every TCP sender (fast retransmit,
+/// timeout, ECN), for synchronization measures: how many connections cut
+/// their windows within the same round trip.
+#[derive(Debug, Default, Clone)]
+pub struct CongestionLog {
+    pub time_ns: Vec<u64>,
+    /// The connection that cut (a PEP segment has its own flow id).
+    pub flow: Vec<u32>,
+    /// The end-to-end flow it carries.
+    pub origin: Vec<u32>,
+    /// `CutKind`: 0 fast retransmit, 1 timeout, 2 ECN.
+    pub kind: Vec<u8>,
+    pub cwnd_before: Vec<f64>,
+    pub cwnd_after: Vec<f64>,
+    pub ssthresh: Vec<f64>,
+    /// Smoothed RTT at the cut, seconds (NaN before the first sample).
+    pub srtt_s: Vec<f64>,
+}
+
 /// Mean and population standard deviation.
 pub fn mean_std(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
     let (n, sum) = v.clone().fold((0usize, 0.0), |(n, s), x| (n + 1, s + x));

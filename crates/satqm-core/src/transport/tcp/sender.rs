@@ -86,6 +86,33 @@ pub struct SenderStats {
     pub rtt_max_ns: u64,
 }
 
+/// Why a sender cut its window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CutKind {
+    /// Fast retransmit (duplicate ACKs or SACK): the start of a recovery.
+    FastRetransmit = 0,
+    /// The retransmission timer fired.
+    Timeout = 1,
+    /// An ECN-Echo halved the window (or held it at one segment).
+    Ecn = 2,
+}
+
+/// One window reduction, kept until the simulation collects it: the
+/// congestion-event log behind the synchronization measures.
+#[derive(Clone, Copy, Debug)]
+pub struct WindowCut {
+    pub time: SimTime,
+    pub kind: CutKind,
+    /// cwnd just before the cut, bytes.
+    pub cwnd_before: f64,
+    /// cwnd and ssthresh just after it, bytes.
+    pub cwnd_after: f64,
+    pub ssthresh: f64,
+    /// Smoothed RTT at the cut (None before the first sample).
+    pub srtt: Option<SimTime>,
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpSender {
     pub flow: FlowId,
@@ -125,6 +152,11 @@ pub struct TcpSender {
     /// doubles the hold (ns-2's `ecn_backoff_`), until an ACK without ECE.
     ecn_backoff: bool,
     pub stats: SenderStats,
+    /// Window cuts not yet collected by the simulation.
+    pub cuts: Vec<WindowCut>,
+    /// Segments emitted that still wait in the host, behind a full
+    /// `backpressure` link (counted by the simulation).
+    pub held_in_host: u32,
 }
 
 impl TcpSender {
@@ -164,6 +196,8 @@ impl TcpSender {
             cwr_pending: false,
             ecn_hold_until: None,
             ecn_backoff: false,
+            cuts: Vec::new(),
+            held_in_host: 0,
             stats: SenderStats::default(),
             cfg,
         }
@@ -258,6 +292,25 @@ impl TcpSender {
             .min()
     }
 
+    /// A segment this sender emitted has only now left its host: it waited
+    /// in the host because the outgoing link's buffer was full (a link with
+    /// `backpressure`). Time spent inside the host is not time in the
+    /// network: the segment is timed from now (as a stack times a segment
+    /// from when the interface takes it); while any segment waits in the
+    /// host the retransmission timer does not expire (`on_timer`), and when
+    /// the oldest outstanding segment or the last held one leaves, it
+    /// restarts from now.
+    pub fn on_left_host(&mut self, seq: u64, now: SimTime) {
+        self.held_in_host = self.held_in_host.saturating_sub(1);
+        let Some(i) = self.seg_index(seq) else {
+            return;
+        };
+        self.segs[i].sent_at = now;
+        if (i == 0 || self.held_in_host == 0) && self.rto_deadline.is_some() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
     // ----- events -----------------------------------------------------------
 
     pub fn on_timer(&mut self, em: &mut Emit) {
@@ -272,7 +325,12 @@ impl TcpSender {
         }
         if let Some(d) = self.rto_deadline {
             if now >= d {
-                self.on_rto(em);
+                if self.held_in_host > 0 {
+                    // Still waiting in its own host: not a network loss.
+                    self.rto_deadline = Some(now + self.rtt.rto());
+                } else {
+                    self.on_rto(em);
+                }
             }
         }
     }
@@ -418,9 +476,11 @@ impl TcpSender {
         match self.cfg.recovery {
             Recovery::Tahoe => {
                 if self.dupacks == thresh && self.snd_una >= self.recover {
+                    let before = self.win.cwnd;
                     self.enter_loss(false);
                     // Slow start from one segment, resending from the hole.
                     self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
+                    self.log_cut(em.now, CutKind::FastRetransmit, before);
                     self.snd_nxt = self.snd_una;
                 }
             }
@@ -429,8 +489,10 @@ impl TcpSender {
                     // Window inflation for each segment that left.
                     self.win.cwnd += self.cfg.mss as f64;
                 } else if self.dupacks == thresh && self.snd_una >= self.recover {
+                    let before = self.win.cwnd;
                     self.enter_loss(true);
                     self.win.cwnd = self.win.ssthresh + (thresh * self.cfg.mss) as f64;
+                    self.log_cut(em.now, CutKind::FastRetransmit, before);
                     self.retransmit_at(self.snd_una, em);
                 }
             }
@@ -441,8 +503,10 @@ impl TcpSender {
                     && self.snd_una >= self.recover
                 {
                     // RFC 6675 section 5 steps 4.1-4.4.
+                    let before = self.win.cwnd;
                     self.enter_loss(true);
                     self.win.cwnd = self.win.ssthresh;
+                    self.log_cut(em.now, CutKind::FastRetransmit, before);
                     if let Some(s) = self.segs.front_mut() {
                         if !s.lost {
                             s.lost = true;
@@ -458,6 +522,17 @@ impl TcpSender {
                 }
             }
         }
+    }
+
+    fn log_cut(&mut self, time: SimTime, kind: CutKind, cwnd_before: f64) {
+        self.cuts.push(WindowCut {
+            time,
+            kind,
+            cwnd_before,
+            cwnd_after: self.win.cwnd,
+            ssthresh: self.win.ssthresh,
+            srtt: self.rtt.srtt(),
+        });
     }
 
     /// Common start of a loss episode: count it, set ssthresh and recover.
@@ -479,10 +554,11 @@ impl TcpSender {
     /// the hold each time, as ns-2's TCP agents do (the simulator of the AVQ
     /// paper's experiments), until an ACK arrives without ECN-Echo.
     fn on_ecn_echo(&mut self, now: SimTime) {
-        if !self.cfg.ecn || self.in_recovery || self.snd_una < self.ecn_recover {
+        if !self.cfg.ecn || self.in_recovery || self.snd_una <= self.ecn_recover {
             return;
         }
         let mss = self.cfg.mss as f64;
+        let before = self.win.cwnd;
         if self.win.cwnd <= mss {
             if self.ecn_backoff {
                 self.rtt.back_off();
@@ -497,6 +573,7 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
+        self.log_cut(now, CutKind::Ecn, before);
     }
 
     fn on_rto(&mut self, em: &mut Emit) {
@@ -513,10 +590,12 @@ impl TcpSender {
             return;
         }
         self.cc.on_timeout();
+        let before = self.win.cwnd;
         let flight = self.snd_max - self.snd_una;
         self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
         // RFC 5681: loss window of one segment.
         self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
+        self.log_cut(now, CutKind::Timeout, before);
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.snd_max;

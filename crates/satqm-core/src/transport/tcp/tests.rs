@@ -245,6 +245,41 @@ fn sack_resends_the_first_hole_on_entering_recovery() {
 }
 
 #[test]
+fn no_timeout_while_segments_wait_in_the_host() {
+    // Segments held back by a full backpressure link are not lost: the
+    // timer does not expire while any waits, and restarts when they leave.
+    let (mut s, sent) = established(Recovery::Sack, 4);
+    s.held_in_host = 2;
+    let rto = s.rto();
+    let mut out = Vec::new();
+    let mut uid = 0;
+    let late = SimTime::from_secs(10);
+    s.on_timer(&mut Emit {
+        now: late,
+        out: &mut out,
+        next_uid: &mut uid,
+    });
+    assert_eq!(s.stats.timeouts, 0);
+    assert!(out.is_empty());
+    assert_eq!(s.next_wakeup(), Some(late + rto));
+    s.on_left_host(sent[2].seq, late + SimTime::from_ms(5));
+    assert_eq!(s.held_in_host, 1);
+    s.on_left_host(sent[3].seq, late + SimTime::from_ms(10));
+    assert_eq!(s.held_in_host, 0);
+    assert_eq!(
+        s.next_wakeup(),
+        Some(late + SimTime::from_ms(10) + rto),
+        "restarted when the last held segment left"
+    );
+    s.on_timer(&mut Emit {
+        now: late + SimTime::from_ms(10) + rto,
+        out: &mut out,
+        next_uid: &mut uid,
+    });
+    assert_eq!(s.stats.timeouts, 1, "then an ordinary timeout");
+}
+
+#[test]
 fn ecn_echo_halves_once_per_window() {
     let mut c = cfg(Recovery::NewReno);
     c.ecn = true;
@@ -276,6 +311,23 @@ fn ecn_echo_halves_once_per_window() {
     e.ack = 2 * MSS;
     feed(&mut s, &e, SimTime::from_ms(20));
     assert_eq!(s.stats.ecn_reductions, 1, "at most once per window of data");
+    // The ACK for the last byte sent before the reduction still carries
+    // ECE (the receiver has not yet seen CWR): still the same window.
+    let recover = s.snd_max;
+    let mut last = ack(0, &[]);
+    last.ack = 10 * MSS;
+    last.flags |= flags::ECE;
+    assert!(last.ack <= recover);
+    let after = feed(&mut s, &last, SimTime::from_ms(30));
+    assert_eq!(s.stats.ecn_reductions, 1, "no second halving for one mark");
+    // An echo for data sent after the reduction is a new signal.
+    let beyond = after.last().map_or(recover + MSS, |p| p.seq + p.len as u64);
+    let mut next = ack(0, &[]);
+    next.ack = beyond.max(recover + MSS).min(s.snd_max);
+    next.flags |= flags::ECE;
+    assert!(next.ack > recover, "new data went out after the reduction");
+    feed(&mut s, &next, SimTime::from_ms(40));
+    assert_eq!(s.stats.ecn_reductions, 2);
 }
 
 #[test]

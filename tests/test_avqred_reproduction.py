@@ -1,0 +1,70 @@
+"""The AVQRED reproduction's pieces: Table 2's settings substitute into valid
+scenarios, a short gateway run yields every figure the tables need, and the
+congestion log feeds the synchronization measure."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+import satqm
+from satqm.analysis import synchronization
+from satqm.experiments import avqred as A
+
+
+@pytest.mark.parametrize("which", list(A.SETS))
+@pytest.mark.parametrize("aqm", A.AQMS)
+def test_every_setting_is_a_valid_scenario(which: str, aqm: str) -> None:
+    pkt = A.SETS[which][1]
+    text = A.with_aqm(A.scenario_text(which), A.aqm_table(aqm, pkt), f"t-{aqm}", 300)
+    sc = satqm.Scenario.from_toml(text)
+    assert sc.duration == 300
+    assert sc.name == f"t-{aqm}"
+    assert len(re.findall(r"^\[\[aqm\]\]", text, flags=re.M)) == 1
+    body = text[text.index("[[aqm]]\n") :]
+    if aqm.startswith("red"):
+        assert 'monitor = "transmit"' in body and 'at = "receive"' in body
+    else:
+        assert 'monitor = "receive"' in body and 'at = "receive"' in body
+
+
+def test_short_gateway_run_has_every_figure() -> None:
+    text = A.with_aqm(
+        A.scenario_text("conference"), A.aqm_table("avqred", 1500), "short", 60
+    ).replace('warmup = "200 s"', 'warmup = "20 s"')
+    res = satqm.run(satqm.Scenario.from_toml(text))
+    st = A.run_stats(res, 20.0, 1500)
+    for k in ("throughput_mbps", "tq_mean", "tq_std", "drops_per_s", "cuts_per_s"):
+        assert math.isfinite(st[k]), k
+    assert 0 < st["throughput_mbps"] <= 20.0 + 1e-6
+    # Nothing is dropped after the PEP: every drop is at the receive queue.
+    assert set(res.drops["link"].astype(str)) <= {"receive"}
+
+
+def test_congestion_log_and_synchronization() -> None:
+    res = satqm.run(satqm.load("scenarios/examples/dumbbell-droptail.toml"), duration=60)
+    c = res.congestion
+    assert list(c.columns) == [
+        "time_s", "flow", "origin", "kind", "cwnd_before", "cwnd_after", "ssthresh", "srtt_s",
+    ]
+    assert len(c) > 0
+    assert (c["cwnd_after"] <= c["cwnd_before"]).all()
+    # A cut for every fast retransmit, and for timeouts with data outstanding.
+    fl = res.flows
+    n_fr = int((c.kind == "fast_retransmit").sum())
+    assert n_fr == int(fl.fast_retransmits.sum())
+    assert int((c.kind == "timeout").sum()) <= int(fl.timeouts.sum())
+    s = synchronization(c, window_s=1.0)
+    assert s.cuts == len(c)
+    assert s.connections == c.flow.nunique()
+    assert 1 <= s.per_window_max <= s.connections
+    with pytest.raises(ValueError, match="window_s"):
+        synchronization(c, window_s=0.0)
+
+
+def test_congestion_log_round_trips(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    res = satqm.run(satqm.load("scenarios/examples/dumbbell-droptail.toml"), duration=40)
+    res.save(tmp_path / "r", plot=False)
+    back = satqm.Results.load(tmp_path / "r")
+    assert back.congestion.equals(res.congestion)
