@@ -621,7 +621,7 @@ impl Simulation {
                     .into());
                 }
                 let split = p.split(link.rate.bps(), &format!("aqm[{i}]"))?;
-                link.port.queue = Buffer::Parallel(Box::new(ParallelQueues::new(split, link.rate)));
+                link.port.queue = Buffer::parallel_queues(ParallelQueues::new(split, link.rate));
             }
             if let Some(iv) = aqm.timer_interval() {
                 self.queue.schedule(iv, Event::AqmTimer(idx));
@@ -921,8 +921,8 @@ impl Simulation {
         let port = &mut self.links[l.idx()].port;
         let index = port.arrivals;
         port.arrivals += 1;
-        // The virtual queue the packet joins (a FIFO port has one).
-        let mut class = VqClass::DropTail;
+        // The virtual queue the packet joins (None: a FIFO port's only one).
+        let mut class = None;
         if let Some(a) = port.aqm {
             let slot = &mut self.aqms[a as usize];
             let u = slot.rng.uniform();
@@ -930,27 +930,16 @@ impl Simulation {
                 size: pkt.size,
                 ecn_capable: pkt.ecn_capable(),
             };
-            let verdict = if let Aqm::RedTail(rt) = &mut slot.aqm {
-                // RED+Tail: classify, then RED judges packets of its class
-                // on its own virtual queue.
-                let origin = self.flows[pkt.flow.idx()].origin;
-                class = rt.classify(now, pkt.flow, self.flows[origin.idx()].kind);
-                let vqs = self.links[l.idx()]
-                    .port
-                    .queue
-                    .parallel_mut()
-                    .expect("a red_tail port has parallel queues");
-                vqs.count_arrival(class, pkt.size);
-                match class {
-                    VqClass::DropTail => Verdict::Pass,
-                    VqClass::Red => rt.red_arrival(now, meta, &vqs.view(VqClass::Red, now), u),
-                }
+            let mode = slot.mode;
+            let verdict = if matches!(slot.aqm, Aqm::RedTail(_)) {
+                let (c, v) = self.red_tail_arrival(l, a, &pkt, meta, u);
+                class = Some(c);
+                v
             } else {
                 let m = &self.links[slot.monitor.idx()];
                 let view = m.port.view(now, m.rate);
                 slot.aqm.on_arrival(now, meta, &view, u)
             };
-            let mode = slot.mode;
             if !self.apply_verdict(l, &mut pkt, index, verdict, mode) {
                 return;
             }
@@ -968,8 +957,13 @@ impl Simulation {
             // Straight through: it joins and leaves the queue at once.
             let (verdict, mode) = self.notify_departure(l, SimTime::ZERO);
             if self.apply_verdict(l, &mut pkt, index, verdict, mode) {
-                if let Some(vqs) = self.links[l.idx()].port.queue.parallel_mut() {
-                    vqs.served_directly(class, now, pkt.size);
+                if let Some(c) = class {
+                    self.links[l.idx()]
+                        .port
+                        .queue
+                        .parallel_mut()
+                        .expect("a red_tail port has parallel queues")
+                        .served_directly(c, now, pkt.size);
                 }
                 self.transmit(l, pkt, index);
             }
@@ -986,7 +980,7 @@ impl Simulation {
         }
         port.bytes += pkt.size as u64;
         port.queue.push(
-            class,
+            class.unwrap_or(VqClass::DropTail),
             now,
             Queued {
                 pkt,
@@ -998,6 +992,38 @@ impl Simulation {
             port.txdone_pending = true;
             self.queue.schedule(port.busy_until, Event::TxDone(l));
         }
+    }
+
+    /// RED+Tail at port `l` (AQM slot `a`): classify the packet, count it
+    /// in its virtual queue, and let RED judge packets of its class on the
+    /// RED queue's own view. Out of line so that the FIFO path stays small.
+    #[cold]
+    #[inline(never)]
+    fn red_tail_arrival(
+        &mut self,
+        l: LinkId,
+        a: u32,
+        pkt: &Packet,
+        meta: PacketMeta,
+        u: f64,
+    ) -> (VqClass, Verdict) {
+        let now = self.now;
+        let Aqm::RedTail(rt) = &mut self.aqms[a as usize].aqm else {
+            unreachable!("red_tail_arrival on another AQM")
+        };
+        let origin = self.flows[pkt.flow.idx()].origin;
+        let class = rt.classify(now, pkt.flow, self.flows[origin.idx()].kind);
+        let vqs = self.links[l.idx()]
+            .port
+            .queue
+            .parallel_mut()
+            .expect("a red_tail port has parallel queues");
+        vqs.count_arrival(class, pkt.size);
+        let verdict = match class {
+            VqClass::DropTail => Verdict::Pass,
+            VqClass::Red => rt.red_arrival(now, meta, &vqs.view(VqClass::Red, now), u),
+        };
+        (class, verdict)
     }
 
     /// Carry out an AQM verdict on `pkt` at port `l`; false if the packet

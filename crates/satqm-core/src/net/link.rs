@@ -189,6 +189,7 @@ pub struct Link {
 impl Link {
     /// Arrival time at the far end of a packet whose serialization ends at
     /// `now`.
+    #[inline]
     pub fn arrival_time(&mut self, now: SimTime) -> SimTime {
         let d = match self.delay {
             DelayModel::Fixed(d) => d,

@@ -15,67 +15,92 @@ use crate::time::SimTime;
 
 pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
 
-/// The packets waiting at a port.
+/// The packets waiting at a port: which structure holds them, and how
+/// many there are (kept here so that the length, asked on every arrival,
+/// needs no dispatch).
+#[derive(Debug, Default)]
+pub struct Buffer {
+    len: usize,
+    kind: BufferKind,
+}
+
+/// How a port's buffer is organised.
 #[derive(Debug)]
-pub enum Buffer {
+enum BufferKind {
     /// First in, first out.
     Fifo(VecDeque<Queued>),
     /// Two virtual queues with a bandwidth split (RED+Tail).
     Parallel(Box<ParallelQueues>),
 }
 
-impl Default for Buffer {
+impl Default for BufferKind {
     fn default() -> Self {
-        Buffer::Fifo(VecDeque::new())
+        BufferKind::Fifo(VecDeque::new())
     }
 }
 
 impl Buffer {
+    /// An empty buffer of two virtual queues.
+    pub fn parallel_queues(p: ParallelQueues) -> Buffer {
+        Buffer {
+            len: 0,
+            kind: BufferKind::Parallel(Box::new(p)),
+        }
+    }
+
     /// Packets waiting, in all virtual queues.
     #[inline]
     pub fn len(&self) -> usize {
-        match self {
-            Buffer::Fifo(q) => q.len(),
-            Buffer::Parallel(p) => p.len(),
-        }
+        self.len
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
     /// Add a packet at the tail of virtual queue `class` (a FIFO has one
     /// queue and ignores it). The caller has checked the buffer limit.
     #[inline]
     pub fn push(&mut self, class: VqClass, now: SimTime, q: Queued) {
-        match self {
-            Buffer::Fifo(f) => f.push_back(q),
-            Buffer::Parallel(p) => p.push(class, now, q),
+        self.len += 1;
+        match &mut self.kind {
+            BufferKind::Fifo(f) => f.push_back(q),
+            BufferKind::Parallel(p) => p.push(class, now, q),
         }
     }
 
     /// The next packet to serialize at `now`, taken out of the buffer.
     #[inline]
     pub fn pop(&mut self, now: SimTime) -> Option<Queued> {
-        match self {
-            Buffer::Fifo(f) => f.pop_front(),
-            Buffer::Parallel(p) => p.pop(now),
+        if self.len == 0 {
+            return None;
         }
+        self.len -= 1;
+        let q = match &mut self.kind {
+            BufferKind::Fifo(f) => f.pop_front(),
+            BufferKind::Parallel(p) => p.pop(now),
+        };
+        debug_assert!(q.is_some(), "buffer length out of step with its queues");
+        q
     }
 
-    /// The two virtual queues, if this is a parallel buffer.
+    /// The two virtual queues, if this is a parallel buffer. (Packets go
+    /// in and out only through [`push`](Self::push) and [`pop`](Self::pop),
+    /// which keep the count.)
+    #[inline]
     pub fn parallel(&self) -> Option<&ParallelQueues> {
-        match self {
-            Buffer::Fifo(_) => None,
-            Buffer::Parallel(p) => Some(p),
+        match &self.kind {
+            BufferKind::Fifo(_) => None,
+            BufferKind::Parallel(p) => Some(p),
         }
     }
 
+    #[inline]
     pub fn parallel_mut(&mut self) -> Option<&mut ParallelQueues> {
-        match self {
-            Buffer::Fifo(_) => None,
-            Buffer::Parallel(p) => Some(p),
+        match &mut self.kind {
+            BufferKind::Fifo(_) => None,
+            BufferKind::Parallel(p) => Some(p),
         }
     }
 }

@@ -260,7 +260,11 @@ impl ParallelQueues {
         }
     }
 
-    pub fn push(&mut self, class: VqClass, now: SimTime, q: Queued) {
+    // Cold and out of line: keeps the FIFO arm of `Buffer` small where it
+    // is inlined.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn push(&mut self, class: VqClass, now: SimTime, q: Queued) {
         self.advance(now);
         let i = class as usize;
         let size = q.pkt.size as u64;
@@ -291,7 +295,11 @@ impl ParallelQueues {
     }
 
     /// Take the next packet to serialize at `now`.
-    pub fn pop(&mut self, now: SimTime) -> Option<Queued> {
+    // Cold and out of line: keeps the FIFO arm of `Buffer` small where it
+    // is inlined.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pop(&mut self, now: SimTime) -> Option<Queued> {
         self.advance(now);
         let i = self.choose()?;
         let q = self.vq[i].pop_front().expect("chosen queue is not empty");
@@ -311,6 +319,10 @@ impl ParallelQueues {
 
     /// A packet of `class` found the port idle and started serialization
     /// at once, without joining its queue.
+    // Cold and out of line: keeps the FIFO arm of `Buffer` small where it
+    // is inlined.
+    #[cold]
+    #[inline(never)]
     pub fn served_directly(&mut self, class: VqClass, now: SimTime, size: u32) {
         self.advance(now);
         let i = class as usize;
