@@ -150,3 +150,22 @@ def test_fig21_is_called_when_its_module_exists(tmp_path, monkeypatch):
     text = models._part_fig21(tmp_path, quick=True)
     assert calls == [(tmp_path / "fig21", True)]
     assert "`fig21/fig21.png`" in text and "| q | model | sim |" in text
+
+
+def test_fig21_report_is_included_when_fig21_returns_its_table(tmp_path, monkeypatch):
+    # The real fig21 returns its agreement table (a DataFrame) and writes
+    # fig21.md beside fig21.png: REPORT.md quotes it, links relative to it.
+    import sys
+    import types
+
+    def fig21(out_dir, quick=False):
+        (out_dir / "fig21.png").write_bytes(b"png")
+        (out_dir / "fig21.md").write_text("| N | mean |\n\n![Fig. 21](fig21.png)\n")
+        return pd.DataFrame({"N": [20], "mean": [1.0]})
+
+    fake = types.ModuleType("satqm.experiments._pvq_fig21")
+    fake.fig21 = fig21
+    monkeypatch.setitem(sys.modules, "satqm.experiments._pvq_fig21", fake)
+    text = models._part_fig21(tmp_path, quick=True)
+    assert "| N | mean |" in text
+    assert "![Fig. 21](fig21/fig21.png)" in text

@@ -852,9 +852,21 @@ def _part_fig21(out: Path, quick: bool) -> str:
         return head + f"Failed: `fig21` raised {type(e).__name__}: {e}\n"
     files = sorted(p.relative_to(out).as_posix() for p in folder.rglob("*") if p.is_file())
     listing = "\n".join(f"- `{f}`" for f in files) or "- (no files)"
-    extra = ""
+    # Its report: the Markdown file it returns, else the fig21.md it writes
+    # (the real fig21 returns its agreement table as a DataFrame).
+    md = None
     if isinstance(result, (str, Path)) and Path(result).suffix == ".md" and Path(result).is_file():
-        extra = "\n" + Path(result).read_text(encoding="utf-8")
+        md = Path(result)
+    elif (folder / "fig21.md").is_file():
+        md = folder / "fig21.md"
+    extra = ""
+    if md is not None:
+        text = md.read_text(encoding="utf-8")
+        # Links to its own files, relative to REPORT.md.
+        for p in folder.iterdir():
+            if p.is_file():
+                text = text.replace(f"]({p.name})", f"]({folder.name}/{p.name})")
+        extra = "\n" + text
     return head + f"Written by `satqm.experiments._pvq_fig21.fig21`:\n\n{listing}\n{extra}"
 
 
