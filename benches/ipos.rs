@@ -33,8 +33,9 @@ fn scenario(aqm: &str) -> String {
     if table.is_empty() {
         return BASE.to_string();
     }
-    let head = &BASE[..BASE.find("[[aqm]]").expect("the scenario has an [[aqm]]")];
-    format!("{head}{table}")
+    // The table at the start of a line (the header comment mentions `[[aqm]]` too).
+    let at = BASE.find("\n[[aqm]]").expect("the scenario has an [[aqm]]") + 1;
+    format!("{}{table}", &BASE[..at])
 }
 
 fn peak_rss_kb() -> u64 {
@@ -88,6 +89,11 @@ fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (aqm, _) in AQMS {
         let out = Command::new(&exe).args(["--case", aqm]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "case {aqm} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .map(|x| x.parse().unwrap())

@@ -68,3 +68,32 @@ def test_congestion_log_round_trips(tmp_path) -> None:  # type: ignore[no-untype
     res.save(tmp_path / "r", plot=False)
     back = satqm.Results.load(tmp_path / "r")
     assert back.congestion.equals(res.congestion)
+
+
+def test_avq_count_rejected_reaches_the_scenario() -> None:
+    table = A.aqm_table("avq", 1500, count_rejected=False)
+    assert "count_rejected = false" in table
+    assert "count_rejected" not in A.aqm_table("avq", 1500)
+    text = A.with_aqm(A.scenario_text("conference"), table, "t", 300, 20)
+    sc = satqm.Scenario.from_toml(text)
+    assert sc.duration == 300
+    assert re.search(r'^warmup = "20 s"', text, flags=re.M)
+
+
+def test_reproduce_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Every run of the reproduction, cut to 25 s of ramp and 15 s measured.
+    report = A.reproduce(tmp_path, quick=True, workers=2, warmup=25.0, measured=15.0)
+    text = report.read_text()
+    for f in ("table3.md", "table4.md", "queue_and_drops.md", "sensitivity.md", "runs.csv",
+              "settings.json", "transmit_queue_conference.png", "drop_pattern_chapter.png"):
+        assert (tmp_path / f).exists(), f
+    runs = (tmp_path / "runs.csv").read_text()
+    for variant in A.VARIANTS:
+        assert f"conference-{variant}-s1" in runs
+    sens = (tmp_path / "sensitivity.md").read_text()
+    assert "count_rejected = false" in sens and "200 ms" in sens
+    assert "AVQ (Table 2)" in sens and "RED 4 (Table 2)" in sens
+    assert text.count("**holds**") + text.count("**does not hold**") == 10
+    assert "nan" not in (tmp_path / "table3.md").read_text()
+    with pytest.raises(ValueError, match="measured"):
+        A.reproduce(tmp_path / "bad", quick=True, measured=0.0)

@@ -1106,7 +1106,7 @@ impl Simulation {
     /// A packet of a local sender waits in its host (a full `backpressure`
     /// link): its sender's retransmission timer must not count that time.
     fn note_held(&mut self, pkt: &Packet) {
-        if pkt.kind == PacketKind::TcpData {
+        if matches!(pkt.kind, PacketKind::TcpData | PacketKind::Syn) {
             if let Endpoints::Tcp { sender, .. } = &mut self.flows[pkt.flow.idx()].ends {
                 sender.held_in_host += 1;
             }
@@ -1142,7 +1142,7 @@ impl Simulation {
                         enqueued_at: now,
                     },
                 );
-                if p.kind == PacketKind::TcpData {
+                if matches!(p.kind, PacketKind::TcpData | PacketKind::Syn) {
                     if let Endpoints::Tcp { sender, .. } = &mut self.flows[p.flow.idx()].ends {
                         sender.on_left_host(p.seq, now);
                     }

@@ -654,14 +654,10 @@ Reading the numbers:
 {pi_line}
 - Marking: the fluid model's p is {pi_p["model"]:.4f} (p* = 2/W*² holds the windows);
   the packet runs mark {pi_p["simulation"]:.4f} of the packets, a ratio of
-  {ratio:.2f}. In this version of the simulator the TCP sender halves its
-  window twice for one isolated ECN mark, one round trip apart (seen in a
-  one-flow run with a single mark): the ACK that acknowledges exactly the data
-  outstanding at the first reduction still carries ECN-Echo (the receiver has
-  not yet seen CWR) and passes the once-per-window guard
-  (`snd_una < ecn_recover`; ns-2 and RFC 3168 wait for an ACK beyond that
-  point). With two halvings per mark about half the marks hold the same
-  windows: that predicts a ratio of 2.
+  {ratio:.2f}. For the same mean window W the fluid model's equilibrium is
+  p = 2/W², while the periodic sawtooth of discrete halvings (Mathis et al.:
+  W = sqrt(3/(2p))) needs only p = 3/(2W²): a ratio of 4/3 = 1.33 from the
+  averaging alone.
 {avq_line}
 """
 

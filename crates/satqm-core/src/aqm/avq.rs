@@ -10,6 +10,14 @@
 //! C' <- max(min(C' + alpha gamma C (t - s), C) - alpha b, 0)
 //! ```
 //! Rates in bit/s, `b` converted to bits in the capacity update.
+//!
+//! In the pseudocode every arrival depletes `C'`, including the ones the
+//! virtual queue rejects (dropped or marked), so under heavy overload the
+//! offered rate, not the carried rate, settles at `gamma C` and the link
+//! carries about `gamma C (1 - p)`. `count_rejected = false` depletes `C'`
+//! only by the arrivals the virtual queue accepts: the carried rate then
+//! settles at `gamma C`. The two agree when the signalled fraction is
+//! small, as in the AVQ paper's marking experiments.
 
 use super::gkvq::GkvqParams;
 use super::params::ParamTable;
@@ -23,6 +31,9 @@ use crate::time::SimTime;
 pub struct AvqParams {
     pub vq: GkvqParams,
     pub alpha: f64,
+    /// Whether arrivals the virtual queue rejects deplete `C'` (the
+    /// pseudocode: true).
+    pub count_rejected: bool,
 }
 
 impl AvqParams {
@@ -30,6 +41,7 @@ impl AvqParams {
         Ok(AvqParams {
             vq: GkvqParams::parse(t)?,
             alpha: t.f64_in("alpha", 0.15, 0.0, true, 10.0)?,
+            count_rejected: t.bool("count_rejected", true)?,
         })
     }
 }
@@ -42,6 +54,7 @@ pub struct Avq {
     capacity: f64,
     gamma: f64,
     alpha: f64,
+    count_rejected: bool,
     limit: f64,
 }
 
@@ -54,6 +67,7 @@ impl Avq {
             capacity: c,
             gamma: p.vq.gamma,
             alpha: p.alpha,
+            count_rejected: p.count_rejected,
             limit: p.vq.limit_bytes(limit),
         }
     }
@@ -74,7 +88,12 @@ impl Avq {
             Verdict::Pass
         };
         let grown = (self.vcap + self.alpha * self.gamma * self.capacity * dt).min(self.capacity);
-        self.vcap = (grown - self.alpha * b * 8.0).max(0.0);
+        let counted = if v == Verdict::Pass || self.count_rejected {
+            b
+        } else {
+            0.0
+        };
+        self.vcap = (grown - self.alpha * counted * 8.0).max(0.0);
         v
     }
 
@@ -101,6 +120,7 @@ mod tests {
                 capacity: None,
             },
             alpha: 0.15,
+            count_rejected: true,
         };
         let mut a = Avq::new(&p, 10_000_000, BufferLimit::Packets(100));
         let q = QueueView::default();
@@ -141,6 +161,7 @@ mod tests {
                 capacity: Some(20_000_000),
             },
             alpha: 0.15,
+            count_rejected: true,
         };
         let mut a = Avq::new(&p, 100_000_000, BufferLimit::Packets(1000));
         assert_eq!(a.vcap, 20e6);
@@ -150,5 +171,39 @@ mod tests {
         };
         a.on_arrival(SimTime::from_secs(10), pkt, &QueueView::default(), 0.5);
         assert_eq!(a.vcap, 20e6 - 0.15 * 1500.0 * 8.0);
+    }
+
+    #[test]
+    fn rejected_arrivals_deplete_the_capacity_only_when_counted() {
+        let params = |count_rejected| AvqParams {
+            vq: GkvqParams {
+                gamma: 1.0,
+                vq_limit: Some(1000.0),
+                mean_packet_size: 1000.0,
+                capacity: None,
+            },
+            alpha: 0.5,
+            count_rejected,
+        };
+        let pkt = PacketMeta {
+            size: 1000,
+            ecn_capable: false,
+        };
+        let q = QueueView::default();
+        let t = SimTime::from_ms(1);
+        for count in [true, false] {
+            let mut a = Avq::new(&params(count), 10_000_000, BufferLimit::Packets(100));
+            assert_eq!(a.on_arrival(t, pkt, &q, 0.0), Verdict::Pass);
+            let after_pass = a.vcap;
+            assert_eq!(a.vcap, 1e7 - 0.5 * 8000.0);
+            // Same instant: the virtual queue is full, the packet is rejected.
+            assert_eq!(a.on_arrival(t, pkt, &q, 0.0), Verdict::Mark(Reason::Early));
+            let expect = if count {
+                after_pass - 0.5 * 8000.0
+            } else {
+                after_pass
+            };
+            assert_eq!(a.vcap, expect, "count_rejected = {count}");
+        }
     }
 }

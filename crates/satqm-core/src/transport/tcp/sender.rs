@@ -302,6 +302,12 @@ impl TcpSender {
     /// restarts from now.
     pub fn on_left_host(&mut self, seq: u64, now: SimTime) {
         self.held_in_host = self.held_in_host.saturating_sub(1);
+        if self.state == SenderState::SynSent {
+            // The SYN (its only packet so far) is timed from leaving too.
+            self.syn_sent_at = now;
+            self.rto_deadline = Some(now + self.rtt.rto());
+            return;
+        }
         let Some(i) = self.seg_index(seq) else {
             return;
         };

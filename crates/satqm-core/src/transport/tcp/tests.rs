@@ -280,6 +280,40 @@ fn no_timeout_while_segments_wait_in_the_host() {
 }
 
 #[test]
+fn a_syn_waiting_in_the_host_does_not_time_out() {
+    // A SYN held back by a full backpressure link is not lost: no SYN
+    // timeout (which would also cut the initial window to one segment).
+    let mut c = cfg(Recovery::Sack);
+    c.handshake = true;
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
+    let mut out = Vec::new();
+    let mut uid = 0;
+    let mut em = Emit {
+        now: SimTime::ZERO,
+        out: &mut out,
+        next_uid: &mut uid,
+    };
+    s.write(u64::MAX, &mut em);
+    s.open(&mut em);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].kind, PacketKind::Syn);
+    s.held_in_host = 1;
+    let rto = s.rto();
+    let late = SimTime::from_secs(5);
+    let mut out = Vec::new();
+    s.on_timer(&mut Emit {
+        now: late,
+        out: &mut out,
+        next_uid: &mut uid,
+    });
+    assert_eq!(s.stats.timeouts, 0);
+    assert!(out.is_empty(), "no SYN resent while it waits in the host");
+    s.on_left_host(0, late + SimTime::from_ms(7));
+    assert_eq!(s.held_in_host, 0);
+    assert_eq!(s.next_wakeup(), Some(late + SimTime::from_ms(7) + rto));
+}
+
+#[test]
 fn ecn_echo_halves_once_per_window() {
     let mut c = cfg(Recovery::NewReno);
     c.ecn = true;
