@@ -94,7 +94,13 @@ def test_models_tiny(tmp_path):
         assert (tmp_path / f).exists(), f
     df = pd.read_csv(tmp_path / "agreement.csv")
     assert tuple(df.columns) == models.AGREEMENT_COLUMNS
-    assert set(df.part) == {"fluid-dumbbell", "avqred-ode-gateway"}
+    assert set(df.part) == {"fluid-dumbbell", "avqred-ode-gateway", "pvq-fig21"}
+    fig21 = df[df.part == "pvq-fig21"]
+    assert set(fig21.aqm) == {
+        f"red_tail-N{n}-{d}" for n in (20, 40) for d in ("markov_chain", "gaussian")
+    }
+    assert (tmp_path / "fig21" / "fig21.png").exists()
+    assert "](fig21/fig21.png)" in text and "### Parallel virtual queues" in text
     fluid = df[df.part == "fluid-dumbbell"]
     assert set(fluid.aqm) == {"pi", "avq"}
     assert set(fluid.quantity) == {"queue_mean", "queue_std", "utilization", "marking"}
@@ -126,46 +132,3 @@ def test_missing_gateway_scenarios_are_named(tmp_path):
             tmp_path, settings=models.tiny_settings(), workers=1,
             red_scenario=tmp_path / "none.toml",
         )
-
-
-def test_fig21_is_called_when_its_module_exists(tmp_path, monkeypatch):
-    import sys
-    import types
-
-    try:
-        import satqm.experiments._pvq_fig21  # noqa: F401
-    except ImportError:
-        assert "Pending" in models._part_fig21(tmp_path, quick=True)
-    calls = []
-
-    def fig21(out_dir, quick=False):
-        calls.append((out_dir, quick))
-        (out_dir / "fig21.png").write_bytes(b"png")
-        (out_dir / "table.md").write_text("| q | model | sim |\n")
-        return out_dir / "table.md"
-
-    fake = types.ModuleType("satqm.experiments._pvq_fig21")
-    fake.fig21 = fig21
-    monkeypatch.setitem(sys.modules, "satqm.experiments._pvq_fig21", fake)
-    text = models._part_fig21(tmp_path, quick=True)
-    assert calls == [(tmp_path / "fig21", True)]
-    assert "`fig21/fig21.png`" in text and "| q | model | sim |" in text
-
-
-def test_fig21_report_is_included_when_fig21_returns_its_table(tmp_path, monkeypatch):
-    # The real fig21 returns its agreement table (a DataFrame) and writes
-    # fig21.md beside fig21.png: REPORT.md quotes it, links relative to it.
-    import sys
-    import types
-
-    def fig21(out_dir, quick=False):
-        (out_dir / "fig21.png").write_bytes(b"png")
-        (out_dir / "fig21.md").write_text("| N | mean |\n\n![Fig. 21](fig21.png)\n")
-        return pd.DataFrame({"N": [20], "mean": [1.0]})
-
-    fake = types.ModuleType("satqm.experiments._pvq_fig21")
-    fake.fig21 = fig21
-    monkeypatch.setitem(sys.modules, "satqm.experiments._pvq_fig21", fake)
-    text = models._part_fig21(tmp_path, quick=True)
-    assert "| N | mean |" in text
-    assert "![Fig. 21](fig21/fig21.png)" in text
