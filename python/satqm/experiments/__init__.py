@@ -27,6 +27,11 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "The papers' models beside packet runs: MGT fluid vs PI and AVQ on the dumbbell, "
         "the AVQRED chapter's ODE vs the gateway (Figs. 14-16), parallel-VQ Fig. 21",
     ),
+    "pvq2003": (
+        "satqm.experiments.pvq2003",
+        "Jou, Tan, Baras, CSHCN TR 2003-18: parallel virtual queues (RED+Tail) vs "
+        "Adaptive RED and drop-tail, fixed and dynamic thresholds (Tables III-IV, Figs. 1, 4, 12)",
+    ),
 }
 
 
