@@ -8,6 +8,7 @@ import re
 import pandas as pd
 import pytest
 import satqm
+from satqm.experiments import _pvq_table1 as T
 from satqm.experiments import pvq2003 as P
 
 
@@ -35,7 +36,8 @@ def test_paper_tables_are_complete() -> None:
 
 
 def test_tiny_reproduction_writes_everything(tmp_path) -> None:
-    report = P.reproduce(tmp_path, quick=True, workers=2, warmup=105.0, measured=10.0)
+    report = P.reproduce(tmp_path, quick=True, workers=2, warmup=105.0, measured=10.0,
+                         table1_reps=3)
     assert report == tmp_path / "REPORT.md"
     for f in ("REPORT.md", "tables_3_4.md", "queues.md", "queues.png", "runs.csv",
               "settings.json"):
@@ -49,6 +51,29 @@ def test_tiny_reproduction_writes_everything(tmp_path) -> None:
     assert "holds" in text
     assert "2.747" in text and "0.899" in text  # Tables III and IV beside ours
     assert text.count("\n- **") >= 10
+    # Table I and Fig. 2, before the explanations.
+    assert (tmp_path / "table1" / "fig2.png").exists()
+    t1 = pd.read_csv(tmp_path / "table1" / "table1.csv")
+    assert len(t1) == len(T.PAPER_TABLE1) * len(T.TABLE1_PD)
+    assert (t1.replications == 3).all() and (t1.unfinished == 0).all()
+    assert text.index("## Table I and Fig. 2") < text.index("## What differs")
+    assert "4.81 (3.91)" in text  # the paper's 90 KB at P_d = 0.04
+
+
+def test_table1_scenario_and_loss_free_time() -> None:
+    # 30 KB with no drops: handshake, slow start from 2 segments with delayed
+    # ACKs over a 128 ms round trip; every replication takes the same time
+    # (to within the microseconds they wait for each other at the 10 Gbit/s
+    # bottleneck).
+    text = T.variant_text(30, 0.0, 4)
+    assert re.search(r"^loss = 0$", text, flags=re.M)
+    assert re.search(r'^size = "30000 B"$', text, flags=re.M)
+    res = satqm.run(satqm.Scenario.from_toml(text))
+    d = res.flows.completion_s - res.flows.start_s
+    assert len(d) == 4 and d.max() - d.min() < 1e-4
+    assert 0.128 * 5 < d.iloc[0] < 0.128 * 8
+    with pytest.raises(ValueError, match="reps"):
+        T.table1(".", reps=1)
 
 
 @pytest.mark.parametrize("kw", [{"warmup": -1.0}, {"measured": 0.0}, {"seeds": 0}])

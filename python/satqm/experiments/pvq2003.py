@@ -11,7 +11,9 @@ fixed thresholds (Table III) and with Section V's dynamic thresholds,
 
 Written: per traffic class (FTP, web, CBR) loss rate, queueing delay and
 rate beside Tables III and IV; the web transfer time (Fig. 9's measure);
-the queue over time (Figs. 1, 4, 12); REPORT.md with each claim checked.
+the queue over time (Figs. 1, 4, 12); Table I and Fig. 2 (one small file
+against a random drop probability, :mod:`._pvq_table1`); REPORT.md with
+each claim checked.
 Fig. 21 is ``satqm reproduce models`` (``_pvq_fig21``), not repeated here.
 
 What is measured (after the warm-up, in the window ``[warmup, duration]``):
@@ -240,13 +242,15 @@ def reproduce(
     warmup: float | None = None,
     measured: float | None = None,
     seeds: int | None = None,
+    table1_reps: int | None = None,
 ) -> Path:
     """Run the four policies; write tables, the queue figure and REPORT.md.
 
     Full: seeds 1-10, 300 s, measured over 150-300 s. ``quick``: seed 1,
     200 s (150-200 s measured). ``warmup``, ``measured`` (s) and ``seeds``
-    (how many, from 1) override those (for tests and exploration). Returns
-    the path of REPORT.md.
+    (how many, from 1) override those (for tests and exploration). Table I
+    and Fig. 2 (:mod:`._pvq_table1`) run too, ``table1_reps`` replications
+    per case (default 200, quick 50). Returns the path of REPORT.md.
     """
     import pandas as pd
 
@@ -352,7 +356,16 @@ def reproduce(
     write_text(out / "queues.md", queue_md)
 
     _figure(out, results, warmup, duration)
+    from ._pvq_table1 import table1
+
+    t1_section = table1(out / "table1", quick=quick, workers=workers, reps=table1_reps,
+                        prefix="table1/")
     report = _report(out, quick, seed_list, warmup, duration, agg, tables, queue_md)
+    marker = "## What differs from the paper"
+    if marker in report:  # beside the other results, before the explanations
+        report = report.replace(marker, t1_section + "\n" + marker, 1)
+    else:
+        report = report.rstrip("\n") + "\n\n" + t1_section
     write_text(out / "REPORT.md", report)
     write_json(out / "settings.json", {
         "seeds": seed_list, "warmup_s": warmup, "duration_s": duration,
