@@ -8,6 +8,10 @@
 //! memory (VmHWM) belongs to that case alone; each is repeated and the best
 //! wall time kept.
 
+#[path = "common.rs"]
+mod common;
+
+use common::peak_rss_kb;
 use std::process::Command;
 use std::time::Instant;
 
@@ -36,17 +40,6 @@ fn scenario(n: u32, secs: u32, aqm: &str) -> String {
         .replace("duration = \"120 s\"", &format!("duration = \"{secs} s\""))
         .replace("trace_cwnd = [0]", "");
     format!("{text}\n{table}\n")
-}
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
 }
 
 fn run_case(n: u32, secs: u32, aqm: &str) {

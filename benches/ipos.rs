@@ -8,6 +8,10 @@
 //! memory (VmHWM) belongs to that case alone; each is repeated and the best
 //! wall time kept. The target of the gateway issue: under 30 s wall.
 
+#[path = "common.rs"]
+mod common;
+
+use common::peak_rss_kb;
 use std::process::Command;
 use std::time::Instant;
 
@@ -36,17 +40,6 @@ fn scenario(aqm: &str) -> String {
     // The table at the start of a line (the header comment mentions `[[aqm]]` too).
     let at = BASE.find("\n[[aqm]]").expect("the scenario has an [[aqm]]") + 1;
     format!("{}{table}", &BASE[..at])
-}
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
 }
 
 fn run_case(aqm: &str) {

@@ -25,8 +25,16 @@ fn cfg(recovery: Recovery) -> TcpConfig {
 /// A sender in ESTABLISHED with unlimited data and a window of `cwnd`
 /// segments, having sent them; returns the segments' sequence numbers.
 fn established(recovery: Recovery, cwnd: u64) -> (TcpSender, Vec<Packet>) {
-    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), cfg(recovery));
-    s.win.cwnd = (cwnd * MSS) as f64;
+    opened(cfg(recovery), Some(cwnd))
+}
+
+/// A sender with configuration `c` (and a window of `cwnd` segments, if
+/// given) opened at time 0 with unlimited data; returns what it sent.
+fn opened(c: TcpConfig, cwnd: Option<u64>) -> (TcpSender, Vec<Packet>) {
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
+    if let Some(w) = cwnd {
+        s.win.cwnd = (w * MSS) as f64;
+    }
     let mut out = Vec::new();
     let mut uid = 0;
     let mut em = Emit {
@@ -71,16 +79,7 @@ fn seqs(v: &[Packet]) -> Vec<u64> {
 
 #[test]
 fn initial_window_and_ack_clock() {
-    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), cfg(Recovery::NewReno));
-    let mut out = Vec::new();
-    let mut uid = 0;
-    let mut em = Emit {
-        now: SimTime::ZERO,
-        out: &mut out,
-        next_uid: &mut uid,
-    };
-    s.write(u64::MAX, &mut em);
-    s.open(&mut em);
+    let (mut s, out) = opened(cfg(Recovery::NewReno), None);
     assert_eq!(seqs(&out), vec![0, 1], "initial window of 2 segments");
     // One ACK in slow start: window 3, one acked -> two more segments.
     let sent = feed(&mut s, &ack(1, &[]), SimTime::from_ms(100));
@@ -285,22 +284,14 @@ fn a_syn_waiting_in_the_host_does_not_time_out() {
     // timeout (which would also cut the initial window to one segment).
     let mut c = cfg(Recovery::Sack);
     c.handshake = true;
-    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
-    let mut out = Vec::new();
-    let mut uid = 0;
-    let mut em = Emit {
-        now: SimTime::ZERO,
-        out: &mut out,
-        next_uid: &mut uid,
-    };
-    s.write(u64::MAX, &mut em);
-    s.open(&mut em);
+    let (mut s, out) = opened(c, None);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].kind, PacketKind::Syn);
     s.held_in_host = 1;
     let rto = s.rto();
     let late = SimTime::from_secs(5);
     let mut out = Vec::new();
+    let mut uid = 0;
     s.on_timer(&mut Emit {
         now: late,
         out: &mut out,
@@ -317,17 +308,7 @@ fn a_syn_waiting_in_the_host_does_not_time_out() {
 fn ecn_echo_halves_once_per_window() {
     let mut c = cfg(Recovery::NewReno);
     c.ecn = true;
-    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
-    s.win.cwnd = (10 * MSS) as f64;
-    let mut out = Vec::new();
-    let mut uid = 0;
-    let mut em = Emit {
-        now: SimTime::ZERO,
-        out: &mut out,
-        next_uid: &mut uid,
-    };
-    s.write(u64::MAX, &mut em);
-    s.open(&mut em);
+    let (mut s, out) = opened(c, Some(10));
     assert!(out.iter().all(|p| p.has(flags::ECT)));
     let mut e = ack(1, &[]);
     e.flags |= flags::ECE;
@@ -369,16 +350,7 @@ fn ecn_echo_at_one_segment_holds_new_data_for_an_rto() {
     let mut c = cfg(Recovery::NewReno);
     c.ecn = true;
     c.initial_window = 1;
-    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
-    let mut out = Vec::new();
-    let mut uid = 0;
-    let mut em = Emit {
-        now: SimTime::ZERO,
-        out: &mut out,
-        next_uid: &mut uid,
-    };
-    s.write(u64::MAX, &mut em);
-    s.open(&mut em);
+    let (mut s, _) = opened(c, None);
     s.win.ssthresh = MSS as f64; // congestion avoidance at one segment
     let mut e = ack(1, &[]);
     e.flags |= flags::ECE;

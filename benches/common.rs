@@ -1,0 +1,14 @@
+//! Pieces shared by the benchmarks that run each case in its own process.
+
+/// Peak resident memory of this process (VmHWM), KiB; 0 where
+/// `/proc/self/status` is not available.
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
