@@ -46,7 +46,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, run_all, write_json, write_text
+from ._runner import Run, packaged_scenario, run_all, set_run, write_json, write_text
 
 #: Shipped with the package; `scenarios/` at the repository root links here.
 SCENARIO = "scenarios/pvq2003/fig21.toml"
@@ -67,9 +67,7 @@ QUICK_DURATION, QUICK_WARMUP = 150.0, 50.0
 
 
 def scenario_text() -> str:
-    from importlib.resources import files
-
-    return files("satqm").joinpath(SCENARIO).read_text()
+    return packaged_scenario(SCENARIO)
 
 
 def update_interval(n: int) -> float:
@@ -93,8 +91,7 @@ def scenario_for(
     text = text.replace("pairs = { from = 0, to = 19 }", f"pairs = {{ from = 0, to = {n - 1} }}")
     text = re.sub(r'update_interval = "[^"]*"', f"update_interval = {s_ns / 1e9!r}", text)
     text = re.sub(r'sample_interval = "[^"]*"', f"sample_interval = {s_ns / 4e9!r}", text)
-    text = re.sub(r'duration = "[^"]*"', f'duration = "{duration:g} s"', text, count=1)
-    text = re.sub(r'warmup = "[^"]*"', f'warmup = "{warmup:g} s"', text, count=1)
+    text = set_run(text, duration=duration, warmup=warmup)
     text = re.sub(
         r"trace_cwnd = \[[^\]]*\]",
         "trace_cwnd = [" + ", ".join(str(i) for i in range(n)) + "]",

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, run_all, write_text
+from ._runner import Run, packaged_scenario, run_all, write_text
 
 SCENARIO = "scenarios/pvq2003/table1.toml"
 
@@ -35,9 +35,7 @@ FULL_REPS, QUICK_REPS = 200, 50
 
 
 def scenario_text() -> str:
-    from importlib.resources import files
-
-    return files("satqm").joinpath(SCENARIO).read_text()
+    return packaged_scenario(SCENARIO)
 
 
 def variant_text(size_kb: int, p_d: float, reps: int) -> str:

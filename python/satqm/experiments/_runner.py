@@ -13,6 +13,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -101,3 +102,44 @@ def mean_ci(xs: list[float]) -> tuple[float, float]:
 
 def fmt_ci(m: float, h: float, digits: int = 2) -> str:
     return f"{m:.{digits}f}" if math.isnan(h) else f"{m:.{digits}f} ± {h:.{digits}f}"
+
+
+# ---------------------------------------------------------------------------
+# Scenario text: the reproductions edit the packaged scenario files as text,
+# so that what a run used reads like the file it came from.
+# ---------------------------------------------------------------------------
+
+
+def packaged_scenario(path: str) -> str:
+    """The text of a scenario shipped in the package (``scenarios/...``)."""
+    from importlib.resources import files
+
+    return files("satqm").joinpath(path).read_text(encoding="utf-8")
+
+
+def before_aqm(text: str) -> str:
+    """The scenario text before its first ``[[aqm]]`` table (at the start of
+    a line: a comment may mention the table too)."""
+    m = re.search(r"^\[\[aqm\]\]", text, flags=re.M)
+    if m is None:
+        raise ValueError("the scenario has no [[aqm]] table")
+    return text[: m.start()]
+
+
+def set_run(
+    text: str,
+    *,
+    name: str | None = None,
+    duration: float | None = None,
+    warmup: float | None = None,
+) -> str:
+    """The scenario text with its ``name``, ``duration`` and ``warmup`` keys
+    (the first of each at the start of a line) set to the given values."""
+    for key, value in (
+        ("name", None if name is None else f'"{name}"'),
+        ("duration", None if duration is None else f'"{duration:g} s"'),
+        ("warmup", None if warmup is None else f'"{warmup:g} s"'),
+    ):
+        if value is not None:
+            text = re.sub(rf'^{key} = "[^"]*"', f"{key} = {value}", text, count=1, flags=re.M)
+    return text

@@ -19,12 +19,21 @@ Hollot et al. design rule.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, fmt_ci, mean_ci, run_all, write_json, write_text
+from ._runner import (
+    Run,
+    before_aqm,
+    fmt_ci,
+    mean_ci,
+    packaged_scenario,
+    run_all,
+    set_run,
+    write_json,
+    write_text,
+)
 
 #: Shipped with the package; `scenarios/` at the repository root links here.
 SCENARIO = "scenarios/avq2001/experiment1.toml"
@@ -44,9 +53,7 @@ ALPHA = 0.15
 
 
 def scenario_text() -> str:
-    from importlib.resources import files
-
-    return files("satqm").joinpath(SCENARIO).read_text()
+    return packaged_scenario(SCENARIO)
 
 
 @dataclass(frozen=True)
@@ -86,11 +93,8 @@ def aqm_tables(d: Design) -> dict[str, str]:
 
 def with_aqm(text: str, table: str, mode: str, duration: float | None = None) -> str:
     """The experiment's scenario with its ``[[aqm]]`` replaced."""
-    head = text[: text.index("[[aqm]]")]
-    out = f"{head}[[aqm]]\nat = \"bottleneck\"\nmode = \"{mode}\"\n{table}\n"
-    if duration is not None:
-        out = re.sub(r'duration = "[^"]*"', f'duration = "{duration:g} s"', out, count=1)
-    return out
+    out = f"{before_aqm(text)}[[aqm]]\nat = \"bottleneck\"\nmode = \"{mode}\"\n{table}\n"
+    return set_run(out, duration=duration)
 
 
 def window_stats(res: Any, lo: float, hi: float) -> dict[str, float]:

@@ -25,7 +25,17 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, fmt_ci, mean_ci, run_all, write_json, write_text
+from ._runner import (
+    Run,
+    before_aqm,
+    fmt_ci,
+    mean_ci,
+    packaged_scenario,
+    run_all,
+    set_run,
+    write_json,
+    write_text,
+)
 
 #: Parameter sets: scenario file, average downlink packet (bytes).
 SETS: dict[str, tuple[str, int]] = {
@@ -84,9 +94,7 @@ VARIANTS: dict[str, tuple[str, str, str]] = {
 
 
 def scenario_text(which: str) -> str:
-    from importlib.resources import files
-
-    return files("satqm").joinpath(SETS[which][0]).read_text()
+    return packaged_scenario(SETS[which][0])
 
 
 def aqm_table(
@@ -123,15 +131,7 @@ def with_aqm(
     text: str, table: str, name: str, duration: float | None = None, warmup: float | None = None
 ) -> str:
     """The scenario with its ``[[aqm]]`` table replaced (and its name, duration, warmup)."""
-    head = text[: re.search(r"^\[\[aqm\]\]", text, flags=re.M).start()]  # type: ignore[union-attr]
-    out = f"{head}{table}"
-    out = re.sub(r'^name = "[^"]*"', f'name = "{name}"', out, count=1, flags=re.M)
-    if duration is not None:
-        out = re.sub(r'^duration = "[^"]*"', f'duration = "{duration:g} s"', out, count=1,
-                     flags=re.M)
-    if warmup is not None:
-        out = re.sub(r'^warmup = "[^"]*"', f'warmup = "{warmup:g} s"', out, count=1, flags=re.M)
-    return out
+    return set_run(before_aqm(text) + table, name=name, duration=duration, warmup=warmup)
 
 
 def run_stats(res: Any, start: float, packet_bytes: int) -> dict[str, float]:

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, run_all, write_json, write_text
+from ._runner import Run, packaged_scenario, run_all, write_json, write_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -192,9 +192,7 @@ def _dumps(data: dict[str, Any]) -> str:
 
 def dumbbell_data() -> dict[str, Any]:
     """The dumbbell scenario, parsed."""
-    from importlib.resources import files
-
-    return tomllib.loads(files("satqm").joinpath(DUMBBELL).read_text(encoding="utf-8"))
+    return tomllib.loads(packaged_scenario(DUMBBELL))
 
 
 # ---------------------------------------------------------------------------

@@ -40,11 +40,20 @@ What is measured (after the warm-up, in the window ``[warmup, duration]``):
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any, Callable
 
-from ._runner import Run, fmt_ci, mean_ci, run_all, write_json, write_text
+from ._runner import (
+    Run,
+    before_aqm,
+    fmt_ci,
+    mean_ci,
+    packaged_scenario,
+    run_all,
+    set_run,
+    write_json,
+    write_text,
+)
 
 SCENARIO = "scenarios/pvq2003/section4.toml"
 C_BPS = 3e6
@@ -96,18 +105,14 @@ DYNAMIC_LINES = f'thresholds = "dynamic"\np_low = {P_LOW}\np_high = {P_HIGH}\n'
 
 
 def scenario_text() -> str:
-    from importlib.resources import files
-
-    return files("satqm").joinpath(SCENARIO).read_text()
+    return packaged_scenario(SCENARIO)
 
 
 def variant_text(policy: str, duration: float | None = None,
                  warmup: float | None = None) -> str:
     """Section IV's scenario with the bottleneck's policy set to ``policy``."""
     text = scenario_text()
-    m = re.search(r"^\[\[aqm\]\]", text, flags=re.M)
-    assert m is not None
-    head = text[: m.start()]
+    head = before_aqm(text)
     if policy == "droptail":
         out = head
     elif policy == "ared":
@@ -118,13 +123,7 @@ def variant_text(policy: str, duration: float | None = None,
         out = text.rstrip("\n") + "\n" + DYNAMIC_LINES
     else:
         raise KeyError(policy)
-    out = re.sub(r'^name = "[^"]*"', f'name = "pvq2003-{policy}"', out, count=1, flags=re.M)
-    if duration is not None:
-        out = re.sub(r'^duration = "[^"]*"', f'duration = "{duration:g} s"', out, count=1,
-                     flags=re.M)
-    if warmup is not None:
-        out = re.sub(r'^warmup = "[^"]*"', f'warmup = "{warmup:g} s"', out, count=1, flags=re.M)
-    return out
+    return set_run(out, name=f"pvq2003-{policy}", duration=duration, warmup=warmup)
 
 
 def _wmean(x: Any, w: Any) -> float:
