@@ -413,7 +413,7 @@ def _report(out: Path, quick: bool, seeds: list[int], warmup: float, duration: f
 
     avq_u, avq_p = v("conference", "avq", "throughput_mbps"), v("conference", "avq", "drop_pct")
     red_std = v("conference", "red4", "throughput_std_kbps")
-    disp = {a: v(w, a, "sync_dispersion") for w in SETS for a in AQMS}
+    disp = {(w, a): v(w, a, "sync_dispersion") for w in SETS for a in AQMS}
     if all(x < 1 for x in disp.values()):
         sync_text = (
             "The timeouts also spread the cuts out: for every AQM the number of "
@@ -424,8 +424,7 @@ def _report(out: Path, quick: bool, seeds: list[int], warmup: float, duration: f
     else:
         sync_text = (
             "Cut-count dispersion above 1 (clustered cuts) occurs for: "
-            + ", ".join(sorted({LABEL[a] for w in SETS for a in AQMS
-                                if v(w, a, "sync_dispersion") >= 1}))
+            + ", ".join(sorted({LABEL[a] for (_, a), x in disp.items() if x >= 1}))
             + "."
         )
     return f"""# AVQRED (Byun & Baras): the IP-over-satellite emulation in satqm
