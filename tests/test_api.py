@@ -412,3 +412,17 @@ def test_stub_matches_compiled_module():
     assert public == runtime
     runtime_sim = {n for n in dir(_core.Simulation) if not n.startswith("_")}
     assert sim_members == runtime_sim
+
+
+def test_parse_quantity_reads_units_as_scenarios_do():
+    assert _core.parse_quantity("290 ms", "time") == pytest.approx(0.29)
+    assert _core.parse_quantity("10 Mbps", "rate") == 10e6
+    assert _core.parse_quantity("64 KiB", "bytes") == 65536.0
+    assert _core.parse_quantity(1500, "bytes") == 1500.0
+    with pytest.raises(satqm.ConfigError) as e:
+        _core.parse_quantity("10 furlongs", "time", "links[0].delay")
+    assert e.value.path == "links[0].delay"
+    with pytest.raises(ValueError):
+        _core.parse_quantity("1 s", "speed")
+    with pytest.raises(satqm.ConfigError):
+        _core.parse_quantity(True, "time")

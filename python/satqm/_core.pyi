@@ -4,7 +4,7 @@ Private: use the wrappers in :mod:`satqm`. Keep in step with lib.rs. The
 ``_*`` TypedDicts exist only for type checkers.
 """
 
-from typing import TypedDict, final
+from typing import Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,13 @@ class _ScenarioInfo(TypedDict):
 
 def validate(text: str, seed: int | None = None, duration: float | None = None) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
+
+def parse_quantity(
+    value: str | float, dim: Literal["time", "rate", "bytes"], path: str = "value"
+) -> float:
+    """A scenario quantity ("290 ms", "10 Mbps", "64 KiB" or a bare number) in
+    base units: seconds, bit/s or bytes; ConfigError naming ``path`` if it
+    cannot be read."""
 
 class _TimeSeriesColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]

@@ -56,11 +56,34 @@ impl<'de> Deserialize<'de> for Quantity {
     }
 }
 
+/// What a quantity measures, and so which units it takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dim {
+pub enum Dim {
+    /// Seconds.
     Time,
+    /// Bits per second.
     Rate,
+    /// Bytes.
     Bytes,
+}
+
+impl Dim {
+    /// `"time"`, `"rate"` or `"bytes"`.
+    pub fn from_name(name: &str) -> Option<Dim> {
+        match name {
+            "time" => Some(Dim::Time),
+            "rate" => Some(Dim::Rate),
+            "bytes" => Some(Dim::Bytes),
+            _ => None,
+        }
+    }
+}
+
+/// The value of `q` in base units (s, bit/s, bytes), read exactly as a
+/// scenario file's quantities are; errors name `path`. Finite, of any sign:
+/// range rules belong to the key that uses it.
+pub fn quantity_value(q: &Quantity, dim: Dim, path: &str) -> Result<f64, ConfigError> {
+    q.value(dim, path)
 }
 
 fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {

@@ -94,6 +94,40 @@ fn validate<'py>(
     Ok(d)
 }
 
+/// A scenario quantity (a number in base units, or a string with a unit such
+/// as "290 ms", "10 Mbps", "64 KiB") in base units: seconds, bit/s or bytes.
+#[pyfunction]
+#[pyo3(signature = (value, dim, path="value"))]
+fn parse_quantity(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    dim: &str,
+    path: &str,
+) -> PyResult<f64> {
+    use satqm_core::config::{quantity_value, Dim, Quantity};
+    let dim = Dim::from_name(dim).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "dim: must be \"time\", \"rate\" or \"bytes\", got {dim:?}"
+        ))
+    })?;
+    let q = if let Ok(s) = value.extract::<String>() {
+        Quantity::Text(s)
+    } else if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(to_py(
+            py,
+            CoreConfigError::new(path, "must be a number or a string with a unit").into(),
+        ));
+    } else if let Ok(v) = value.extract::<f64>() {
+        Quantity::Num(v)
+    } else {
+        return Err(to_py(
+            py,
+            CoreConfigError::new(path, "must be a number or a string with a unit").into(),
+        ));
+    };
+    quantity_value(&q, dim, path).map_err(|e| to_py(py, e.into()))
+}
+
 /// One run of a scenario, advanced step by step or to the end.
 #[pyclass(module = "satqm._core")]
 struct Simulation {
@@ -475,6 +509,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_replay, m)?)?;
     m.add_function(wrap_pyfunction!(fluid_simulate, m)?)?;
     m.add_class::<Simulation>()?;
