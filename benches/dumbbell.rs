@@ -54,9 +54,8 @@ fn run_case(n: u32, secs: u32, aqm: &str) {
         let wall = t0.elapsed().as_secs_f64();
         best = best.min(wall);
         let s = sim.summary();
-        let get = |k: &str| s.iter().find(|(x, _)| *x == k).unwrap().1;
-        packets = get("bottleneck_packets");
-        events = get("events");
+        packets = s.bottleneck_packets as f64;
+        events = s.events as f64;
     }
     println!("{n} {secs} {best} {packets} {events} {}", peak_rss_kb());
 }

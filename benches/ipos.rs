@@ -53,12 +53,11 @@ fn run_case(aqm: &str) {
         let wall = t0.elapsed().as_secs_f64();
         best = best.min(wall);
         let s = sim.summary();
-        let get = |k: &str| s.iter().find(|(x, _)| *x == k).unwrap().1;
         out = (
-            get("duration_s"),
-            get("bottleneck_packets"),
-            get("events"),
-            get("web_pages_completed"),
+            s.duration_s,
+            s.bottleneck_packets as f64,
+            s.events as f64,
+            s.web_pages_completed as f64,
         );
     }
     println!(

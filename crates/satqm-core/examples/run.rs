@@ -9,8 +9,8 @@ fn main() {
     let t0 = std::time::Instant::now();
     sim.run().unwrap();
     let wall = t0.elapsed().as_secs_f64();
-    for (k, v) in sim.summary() {
-        println!("{k:24} {v:.6}");
+    for (k, v) in sim.summary().entries() {
+        println!("{k:24} {:.6}", v.as_f64());
     }
     if std::env::var("TRACE").is_ok() {
         let ts = &sim.timeseries;
@@ -52,11 +52,6 @@ fn main() {
     }
     println!(
         "wall {wall:.3} s, {:.0} bottleneck pkts/s",
-        sim.summary()
-            .iter()
-            .find(|(k, _)| *k == "bottleneck_packets")
-            .unwrap()
-            .1
-            / wall
+        sim.summary().bottleneck_packets as f64 / wall
     );
 }

@@ -4,7 +4,7 @@
 //! its scenario and seed. Events are a small enum (see [`Event`]) that the
 //! simulation dispatches by `match`.
 
-use crate::ids::{AppId, FlowId, LinkId};
+use crate::ids::{AppId, AqmId, FlowId, LinkId};
 use crate::time::SimTime;
 
 /// Everything that can happen.
@@ -18,12 +18,24 @@ pub enum Event {
     SenderTimer(FlowId),
     /// A TCP receiver's delayed-ACK timer may be due.
     AckTimer(FlowId),
-    /// An application timer; the token tells the app which one.
-    App(AppId, u32),
+    /// An application timer.
+    App(AppId, AppTimer),
     /// Periodic measurement sample.
     Sample,
     /// The periodic update of an AQM (PI, REM, Adaptive RED, PIE).
-    AqmTimer(u32),
+    AqmTimer(AqmId),
+}
+
+/// Which of an application's timers fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppTimer {
+    /// The application starts (its `start` time, or a web slot's ramp).
+    Start,
+    /// The application stops (its `stop` time).
+    Stop,
+    /// The application's own clock: the next CBR datagram, the next
+    /// arrival of a Poisson process, the end of a think time.
+    Tick,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -30,3 +30,52 @@ id_type!(
     /// An application instance (traffic source or sink).
     AppId
 );
+id_type!(
+    /// An AQM placed on a port (index into the simulation's AQMs).
+    AqmId
+);
+id_type!(
+    /// A PEP relay joining two TCP connections.
+    RelayId
+);
+
+/// What made a flow: the traffic kind of its scenario entry, or a PEP that
+/// opened it as the next segment of a split connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FlowKind {
+    Bulk,
+    Cbr,
+    Short,
+    Web,
+    WebMice,
+    /// A connection a PEP opened to carry another flow onward.
+    Relay,
+}
+
+impl FlowKind {
+    /// The kinds a scenario's `[[traffic]]` entries can create.
+    pub const TRAFFIC: [FlowKind; 5] = [
+        FlowKind::Bulk,
+        FlowKind::Cbr,
+        FlowKind::Short,
+        FlowKind::Web,
+        FlowKind::WebMice,
+    ];
+
+    /// The name used in scenario files and result tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Bulk => "bulk",
+            FlowKind::Cbr => "cbr",
+            FlowKind::Short => "short",
+            FlowKind::Web => "web",
+            FlowKind::WebMice => "web_mice",
+            FlowKind::Relay => "relay",
+        }
+    }
+
+    /// The traffic kind named `name` (not `relay`, which no entry makes).
+    pub fn traffic(name: &str) -> Option<FlowKind> {
+        FlowKind::TRAFFIC.into_iter().find(|k| k.name() == name)
+    }
+}

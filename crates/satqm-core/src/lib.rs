@@ -22,7 +22,7 @@
 //! "#;
 //! let mut sim = Simulation::from_toml(text).unwrap();
 //! sim.run().unwrap();
-//! let util = sim.summary().iter().find(|(k, _)| *k == "utilization_mean").unwrap().1;
+//! let util = sim.summary().utilization_mean;
 //! assert!(util > 0.5);
 //! ```
 
@@ -31,6 +31,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fluid;
+pub mod gateway;
 pub mod ids;
 pub mod net;
 pub mod packet;

@@ -91,7 +91,7 @@ fn web_slots_ramp_up_and_replace_connections_after_think_time() {
         let n = sim
             .flows
             .iter()
-            .filter(|f| f.kind == "web" && f.start == at)
+            .filter(|f| f.kind.name() == "web" && f.start == at)
             .count();
         assert_eq!(n, 4, "ramp step at {at}");
     }
@@ -106,7 +106,7 @@ fn web_slots_ramp_up_and_replace_connections_after_think_time() {
     let later: Vec<f64> = sim
         .flows
         .iter()
-        .filter(|f| f.kind == "web" && f.start > SimTime::from_secs(20))
+        .filter(|f| f.kind.name() == "web" && f.start > SimTime::from_secs(20))
         .map(|f| f.start.secs_f64())
         .collect();
     assert!(!later.is_empty());
@@ -119,7 +119,7 @@ fn web_slots_ramp_up_and_replace_connections_after_think_time() {
     let done: Vec<_> = sim
         .flows
         .iter()
-        .filter(|f| f.kind == "web" && f.completed.is_some())
+        .filter(|f| f.kind.name() == "web" && f.completed.is_some())
         .collect();
     // Small pages over a 0.7 s satellite RTT: a few seconds each, then 5 s
     // of thought: every slot fetches many pages in two minutes.
@@ -148,5 +148,5 @@ fn red_watching_the_transmit_queue_drops_only_at_the_receive_queue() {
     );
     let transmit = &sim.links[sim.bottleneck.idx()];
     assert_eq!(transmit.name, "transmit");
-    assert_eq!(transmit.port.drops_total, 0);
+    assert_eq!(transmit.port.drops_total(), 0);
 }

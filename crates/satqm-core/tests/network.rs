@@ -138,12 +138,12 @@ proptest! {
             sim.run_until(t).unwrap();
             check_conservation(&sim);
             for l in &sim.links {
-                if let satqm_core::config::BufferLimit::Packets(n) = l.port.limit {
+                if let satqm_core::config::BufferLimit::Packets(n) = l.port.limit() {
                     prop_assert!(l.port.len() <= n as usize);
                 }
             }
         }
-        for f in sim.flows.iter().filter(|f| f.kind == "bulk") {
+        for f in sim.flows.iter().filter(|f| f.kind.name() == "bulk") {
             prop_assert!(f.delivered <= size_kb * 1000);
             if f.completed.is_some() {
                 prop_assert_eq!(f.delivered, size_kb * 1000);

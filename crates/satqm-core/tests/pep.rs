@@ -35,7 +35,7 @@ fn transfer_is_split_acknowledged_locally_and_delivered_whole() {
     let sim = run(&pep_scenario("5000000", "1 MB", 0.0, ""));
     // Two connections: sender -> PEP (the flow), PEP -> receiver (relay).
     assert_eq!(sim.flows.len(), 2);
-    assert_eq!(sim.flows[1].kind, "relay");
+    assert_eq!(sim.flows[1].kind.name(), "relay");
     assert_eq!(sim.flows[1].origin.0, 0);
     // Every byte arrives at the receiver, once, and the transfer completes.
     assert_eq!(sim.flows[0].delivered, 5_000_000);
@@ -101,7 +101,7 @@ fn several_flows_each_get_a_chain_and_conserve_packets() {
     let fs = sim.flow_summaries();
     for pair in 0..4 {
         assert!(fs[2 * pair].bytes_delivered > 1_000_000);
-        assert_eq!(fs[2 * pair + 1].kind, "relay");
+        assert_eq!(fs[2 * pair + 1].kind.name(), "relay");
         assert_eq!(fs[2 * pair + 1].bytes_delivered, 0);
     }
 }
@@ -153,7 +153,7 @@ fn backpressure_holds_the_peps_packets_instead_of_dropping() {
         sim.run_until(t).unwrap();
         let b = &sim.links[sim.bottleneck.idx()];
         assert!(b.port.len() <= 20);
-        held_seen = held_seen.max(b.port.held.len());
+        held_seen = held_seen.max(b.port.held_len());
         let c = sim.packet_counts();
         assert_eq!(c.created, c.delivered + c.dropped + c.in_flight);
     }

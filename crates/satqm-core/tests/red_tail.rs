@@ -66,7 +66,7 @@ max_th2 = "80 kB"
 fn vqs(sim: &Simulation) -> &ParallelQueues {
     sim.links[sim.bottleneck.idx()]
         .port
-        .queue
+        .buffer()
         .parallel()
         .expect("red_tail port")
 }
@@ -75,7 +75,9 @@ fn vqs(sim: &Simulation) -> &ParallelQueues {
 fn drops_of(sim: &Simulation, kind: &str) -> usize {
     let d = &sim.drops;
     (0..d.time_ns.len())
-        .filter(|&i| d.link[i] == sim.bottleneck.0 && sim.flows[d.flow[i] as usize].kind == kind)
+        .filter(|&i| {
+            d.link[i] == sim.bottleneck.0 && sim.flows[d.flow[i] as usize].kind.name() == kind
+        })
         .count()
 }
 
@@ -104,7 +106,7 @@ fn classifier_sends_each_class_to_its_queue() {
     let red_dropped = drops_of(&sim, "bulk") as u64;
     assert_eq!(
         red.enqueued_packets + red_dropped + dt.enqueued_packets,
-        port.arrivals
+        port.arrivals()
     );
     // Ten 40-byte SYNs among 1,000-byte segments.
     assert_eq!(red.enqueued_bytes % 1000, 400);
@@ -375,11 +377,11 @@ fn one_physical_buffer_holds_both_queues() {
         t += SimTime::from_ms(7);
         sim.run_until(t).unwrap();
         let port = &sim.links[sim.bottleneck.idx()].port;
-        let q = port.queue.parallel().unwrap();
+        let q = port.buffer().parallel().unwrap();
         let (n1, b1) = q.queue(VqClass::DropTail);
         let (n2, b2) = q.queue(VqClass::Red);
         assert!(n1 + n2 <= 40, "{n1} + {n2} packets at {t}");
-        assert_eq!(port.bytes, b1 + b2);
+        assert_eq!(port.bytes(), b1 + b2);
         assert_eq!(port.len(), n1 + n2);
     }
     let [dt, red] = vqs(&sim).stats;
@@ -391,7 +393,7 @@ fn one_physical_buffer_holds_both_queues() {
     let overflow = |kind: &str| {
         let d = &sim.drops;
         (0..d.time_ns.len())
-            .filter(|&i| d.reason[i] == 0 && sim.flows[d.flow[i] as usize].kind == kind)
+            .filter(|&i| d.reason[i] == 0 && sim.flows[d.flow[i] as usize].kind.name() == kind)
             .count()
     };
     assert!(overflow("web_mice") > 0 && overflow("bulk") > 0);
@@ -404,7 +406,7 @@ fn one_physical_buffer_holds_both_queues() {
     }
     let c = sim.packet_counts();
     assert_eq!(c.created, c.delivered + c.dropped + c.in_flight);
-    if let BufferLimit::Packets(n) = sim.links[sim.bottleneck.idx()].port.limit {
+    if let BufferLimit::Packets(n) = sim.links[sim.bottleneck.idx()].port.limit() {
         assert_eq!(n, 40);
     }
 }

@@ -306,12 +306,12 @@ impl Simulation {
         col!(rtt_mean_s);
         col!(rtt_max_s);
         col!(cwnd_bytes);
-        d.set_item("kind", PyList::new(py, fs.iter().map(|f| f.kind))?)?;
+        d.set_item("kind", PyList::new(py, fs.iter().map(|f| f.kind.name()))?)?;
         out.set_item("flows", d)?;
 
         let s = PyDict::new(py);
-        for (k, v) in sim.summary() {
-            s.set_item(k, v)?;
+        for (k, v) in sim.summary().entries() {
+            s.set_item(k, v.as_f64())?;
         }
         out.set_item("summary", s)?;
 

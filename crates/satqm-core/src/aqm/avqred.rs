@@ -16,7 +16,7 @@
 
 use super::params::ParamTable;
 use super::vq::VirtualQueue;
-use super::{spread, AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{spread, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -72,11 +72,10 @@ pub struct AvqRed {
     prev_tx_bytes: u64,
     count: i64,
     last_p: f64,
-    mark_mode: bool,
 }
 
 impl AvqRed {
-    pub fn new(p: &AvqRedParams, rate_bps: u64, mark_mode: bool) -> AvqRed {
+    pub fn new(p: &AvqRedParams, rate_bps: u64) -> AvqRed {
         let max_cap = p.max_capacity.unwrap_or(rate_bps) as f64;
         let min_cap = p
             .min_capacity
@@ -92,11 +91,12 @@ impl AvqRed {
             prev_tx_bytes: 0,
             count: -1,
             last_p: 0.0,
-            mark_mode,
         }
     }
 
-    pub fn on_arrival(&mut self, now: SimTime, pkt: PacketMeta, q: &QueueView, u: f64) -> Verdict {
+    /// The verdict on an arrival; the port then reports what it did with
+    /// it ([`on_outcome`](Self::on_outcome)).
+    pub fn on_arrival(&mut self, now: SimTime, _pkt: PacketMeta, q: &QueueView, u: f64) -> Verdict {
         let delta = now.saturating_sub(self.vq.last);
         if delta > self.p.measure_interval {
             let dt = delta.secs_f64();
@@ -107,7 +107,7 @@ impl AvqRed {
             self.vq.drain(now, self.v_capacity);
         }
         let q_size = self.vq.bytes / self.p.packet_bytes;
-        let v = if self.p.min_th < q_size && q_size < self.p.max_th {
+        if self.p.min_th < q_size && q_size < self.p.max_th {
             self.count += 1;
             let p_b = (q_size - self.p.min_th) / (self.p.max_th - self.p.min_th);
             let p_a = spread(p_b, self.count);
@@ -126,16 +126,15 @@ impl AvqRed {
             self.count = -1;
             self.last_p = 0.0;
             Verdict::Pass
-        };
-        let dropped = match v {
-            Verdict::Pass => false,
-            Verdict::Mark(_) => !(self.mark_mode && pkt.ecn_capable),
-            Verdict::Drop(_) => true,
-        };
-        if !dropped {
+        }
+    }
+
+    /// The virtual queue counts the packets the port admitted (passed or
+    /// marked), not those it dropped.
+    pub fn on_outcome(&mut self, pkt: PacketMeta, outcome: Outcome) {
+        if outcome.admitted() {
             self.vq.bytes += pkt.size as f64;
         }
-        v
     }
 
     pub fn probe(&self) -> AqmProbe {
@@ -164,7 +163,7 @@ mod tests {
             max_capacity: Some(12_000_000),
             measure_interval: SimTime::from_ms(1),
         };
-        let mut a = AvqRed::new(&p, 20_000_000, false);
+        let mut a = AvqRed::new(&p, 20_000_000);
         let q = QueueView::default();
         let pkt = PacketMeta {
             size: 1500,
@@ -172,12 +171,15 @@ mod tests {
         };
         // Packets 0.6 ms apart (1500 B at 20 Mbit/s): no drain until > 1 ms
         // has passed since the last drain.
-        a.on_arrival(SimTime::from_us(600), pkt, &q, 0.9); // 0.6 ms > 1 ms? no
+        let v = a.on_arrival(SimTime::from_us(600), pkt, &q, 0.9);
+        a.on_outcome(pkt, Outcome::of(v, false, false)); // 0.6 ms > 1 ms? no
         assert_eq!(a.vq.bytes, 1500.0);
-        a.on_arrival(SimTime::from_us(1200), pkt, &q, 0.9); // 1.2 ms: drain 1.2 ms at 12 Mbit/s = 1800 B
+        let v = a.on_arrival(SimTime::from_us(1200), pkt, &q, 0.9);
+        a.on_outcome(pkt, Outcome::of(v, false, false)); // 1.2 ms: drain 1.2 ms at 12 Mbit/s = 1800 B
         assert_eq!(a.vq.bytes, 1500.0);
         assert_eq!(a.vq.last, SimTime::from_us(1200));
-        a.on_arrival(SimTime::from_us(1800), pkt, &q, 0.9); // 0.6 ms since: no drain
+        let v = a.on_arrival(SimTime::from_us(1800), pkt, &q, 0.9);
+        a.on_outcome(pkt, Outcome::of(v, false, false)); // 0.6 ms since: no drain
         assert_eq!(a.vq.bytes, 3000.0);
     }
 }

@@ -6,8 +6,9 @@
 //! *monitors*, and one uniform draw `u` per arrival. The port where it
 //! *acts* may be another one (the AVQRED papers' Table 1: RED watching the
 //! transmit queue and dropping at the receive queue). The queue glue in
-//! `sim.rs`, not the algorithm, turns a [`Verdict`] into an ECN mark or a
-//! drop and counts it by reason.
+//! `net/port.rs`, not the algorithm, turns a [`Verdict`] into an ECN mark or
+//! a drop by one rule ([`Outcome::of`]), counts it by reason, and tells the
+//! algorithm the outcome ([`Aqm::on_outcome`]).
 //!
 //! Parameters (`XParams`) are validated once from the scenario; the state
 //! lives in the algorithm's struct.
@@ -79,6 +80,35 @@ pub enum Verdict {
     Mark(Reason),
     /// Always a drop.
     Drop(Reason),
+}
+
+/// What the port made of a verdict (see [`Outcome::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    /// Marked CE and let through.
+    Marked(Reason),
+    Dropped(Reason),
+}
+
+impl Outcome {
+    /// The one rule for carrying out a verdict: a `Mark` is an ECN mark if
+    /// the AQM signals by marking (`ecn`, the scenario's `mode = "mark"`)
+    /// and the packet is ECN-capable, a drop otherwise; a `Drop` is a drop.
+    #[inline]
+    pub fn of(verdict: Verdict, ecn: bool, ecn_capable: bool) -> Outcome {
+        match verdict {
+            Verdict::Pass => Outcome::Passed,
+            Verdict::Mark(r) if ecn && ecn_capable => Outcome::Marked(r),
+            Verdict::Mark(r) | Verdict::Drop(r) => Outcome::Dropped(r),
+        }
+    }
+
+    /// The packet goes on (passed or marked).
+    #[inline]
+    pub fn admitted(self) -> bool {
+        !matches!(self, Outcome::Dropped(_))
+    }
 }
 
 /// Internals for the time series; NaN where not applicable.
@@ -166,16 +196,14 @@ impl AqmParams {
 
     /// An algorithm monitoring a port of `rate_bps` and acting on one with
     /// buffer `limit`.
-    /// `mark_mode`: signals become ECN marks on ECN-capable packets (the
-    /// scenario's `mode = "mark"`).
-    pub fn build(&self, rate_bps: u64, limit: BufferLimit, mark_mode: bool) -> Aqm {
+    pub fn build(&self, rate_bps: u64, limit: BufferLimit) -> Aqm {
         match self {
             AqmParams::DropTail => Aqm::DropTail,
             AqmParams::Red(p) => Aqm::Red(Red::new(p.clone())),
             AqmParams::Ared(p) => Aqm::Ared(Ared::new(p, rate_bps)),
             AqmParams::Gkvq(p) => Aqm::Gkvq(Gkvq::new(p, rate_bps, limit)),
             AqmParams::Avq(p) => Aqm::Avq(Avq::new(p, rate_bps, limit)),
-            AqmParams::AvqRed(p) => Aqm::AvqRed(AvqRed::new(p, rate_bps, mark_mode)),
+            AqmParams::AvqRed(p) => Aqm::AvqRed(AvqRed::new(p, rate_bps)),
             AqmParams::Pi(p) => Aqm::Pi(Pi::new(p.clone())),
             AqmParams::Rem(p) => Aqm::Rem(Rem::new(p.clone(), rate_bps)),
             AqmParams::Pie(p) => Aqm::Pie(Pie::new(p.clone())),
@@ -230,6 +258,15 @@ impl Aqm {
             // `red_arrival` with the RED queue's own view; given one view,
             // this is the verdict for a packet of the RED class.
             Aqm::RedTail(a) => a.red_arrival(now, pkt, q, u),
+        }
+    }
+
+    /// The port carried out this algorithm's verdict on an arrival as
+    /// `outcome` (AVQRED counts admitted packets in its virtual queue).
+    #[inline]
+    pub fn on_outcome(&mut self, pkt: PacketMeta, outcome: Outcome) {
+        if let Aqm::AvqRed(a) = self {
+            a.on_outcome(pkt, outcome);
         }
     }
 

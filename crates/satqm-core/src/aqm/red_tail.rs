@@ -29,19 +29,16 @@ use super::red::RedParams;
 use super::{AqmProbe, PacketMeta, QueueView, Verdict};
 use crate::config::BufferLimit;
 use crate::error::ConfigError;
-use crate::ids::FlowId;
+use crate::ids::{FlowId, FlowKind};
 use crate::queue::{SplitParams, VqClass};
 use crate::time::SimTime;
-
-/// Traffic kinds a scenario can create (a flow's `kind`).
-pub const TRAFFIC_KINDS: [&str; 5] = ["bulk", "cbr", "short", "web", "web_mice"];
 
 /// How packets are sent to the two virtual queues.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Classifier {
     /// By the kind of traffic that made the flow: kinds in the list go to
     /// the drop-tail queue, all others to the RED queue.
-    Kind { droptail_kinds: Vec<String> },
+    Kind { droptail_kinds: Vec<FlowKind> },
     /// The paper's detector (Section III): a connection's first `packets`
     /// packets go to the drop-tail queue, the rest to the RED queue; its
     /// count restarts after `timeout` without packets.
@@ -180,26 +177,16 @@ impl RedTailParams {
                         ));
                     }
                 }
-                let kinds = t.opt_str_list("droptail_kinds")?.unwrap_or_else(|| {
-                    ["cbr", "short", "web", "web_mice"]
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect()
-                });
-                for (i, k) in kinds.iter().enumerate() {
-                    if !TRAFFIC_KINDS.contains(&k.as_str()) {
-                        return Err(ConfigError::new(
-                            format!("{}[{i}]", t.key_path("droptail_kinds")),
-                            format!(
-                                "unknown traffic kind {k:?} (known: {})",
-                                TRAFFIC_KINDS.join(", ")
-                            ),
-                        ));
-                    }
-                }
-                Classifier::Kind {
-                    droptail_kinds: kinds,
-                }
+                let droptail_kinds = match t.opt_str_list("droptail_kinds")? {
+                    None => vec![
+                        FlowKind::Cbr,
+                        FlowKind::Short,
+                        FlowKind::Web,
+                        FlowKind::WebMice,
+                    ],
+                    Some(names) => droptail_kinds(&names, &t.key_path("droptail_kinds"))?,
+                };
+                Classifier::Kind { droptail_kinds }
             }
             Some("age") => {
                 if t.has("droptail_kinds") {
@@ -279,12 +266,29 @@ impl RedTailParams {
     }
 }
 
+/// The traffic kinds named in `droptail_kinds` (at `path`).
+fn droptail_kinds(names: &[String], path: &str) -> Result<Vec<FlowKind>, ConfigError> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            FlowKind::traffic(k).ok_or_else(|| {
+                let known: Vec<&str> = FlowKind::TRAFFIC.iter().map(|k| k.name()).collect();
+                ConfigError::new(
+                    format!("{path}[{i}]"),
+                    format!("unknown traffic kind {k:?} (known: {})", known.join(", ")),
+                )
+            })
+        })
+        .collect()
+}
+
 /// Per-flow classifier state, indexed by flow id (grown as flows appear).
 #[derive(Clone, Debug)]
 enum ClassifierState {
     /// Cached class per flow: 0 unknown, 1 drop-tail, 2 RED.
     Kind {
-        droptail_kinds: Vec<String>,
+        droptail_kinds: Vec<FlowKind>,
         cache: Vec<u8>,
     },
     Age {
@@ -348,7 +352,7 @@ impl RedTail {
 
     /// The virtual queue of a packet of `flow`, made by traffic of `kind`,
     /// arriving at `now`.
-    pub fn classify(&mut self, now: SimTime, flow: FlowId, kind: &str) -> VqClass {
+    pub fn classify(&mut self, now: SimTime, flow: FlowId, kind: FlowKind) -> VqClass {
         let f = flow.idx();
         match &mut self.classifier {
             ClassifierState::Kind {
@@ -359,11 +363,7 @@ impl RedTail {
                     cache.resize(f + 1, 0);
                 }
                 if cache[f] == 0 {
-                    cache[f] = if droptail_kinds.iter().any(|k| k == kind) {
-                        1
-                    } else {
-                        2
-                    };
+                    cache[f] = if droptail_kinds.contains(&kind) { 1 } else { 2 };
                 }
                 if cache[f] == 1 {
                     VqClass::DropTail
@@ -561,15 +561,21 @@ mod tests {
         let p = parse("").unwrap();
         let mut rt = RedTail::new(&p, 8_000_000, BufferLimit::Packets(160));
         let t = SimTime::ZERO;
-        assert_eq!(rt.classify(t, FlowId(3), "bulk"), VqClass::Red);
-        assert_eq!(rt.classify(t, FlowId(0), "web_mice"), VqClass::DropTail);
-        assert_eq!(rt.classify(t, FlowId(1), "cbr"), VqClass::DropTail);
-        assert_eq!(rt.classify(t, FlowId(2), "short"), VqClass::DropTail);
-        assert_eq!(rt.classify(t, FlowId(3), "bulk"), VqClass::Red);
+        assert_eq!(rt.classify(t, FlowId(3), FlowKind::Bulk), VqClass::Red);
+        assert_eq!(
+            rt.classify(t, FlowId(0), FlowKind::WebMice),
+            VqClass::DropTail
+        );
+        assert_eq!(rt.classify(t, FlowId(1), FlowKind::Cbr), VqClass::DropTail);
+        assert_eq!(
+            rt.classify(t, FlowId(2), FlowKind::Short),
+            VqClass::DropTail
+        );
+        assert_eq!(rt.classify(t, FlowId(3), FlowKind::Bulk), VqClass::Red);
         let p = parse("droptail_kinds = [\"bulk\"]").unwrap();
         let mut rt = RedTail::new(&p, 8_000_000, BufferLimit::Packets(160));
-        assert_eq!(rt.classify(t, FlowId(0), "bulk"), VqClass::DropTail);
-        assert_eq!(rt.classify(t, FlowId(1), "web"), VqClass::Red);
+        assert_eq!(rt.classify(t, FlowId(0), FlowKind::Bulk), VqClass::DropTail);
+        assert_eq!(rt.classify(t, FlowId(1), FlowKind::Web), VqClass::Red);
     }
 
     #[test]
@@ -579,15 +585,15 @@ mod tests {
         let at = |ms| SimTime::from_ms(ms);
         let f = FlowId(7);
         let seen: Vec<_> = (0..5)
-            .map(|i| rt.classify(at(i * 100), f, "bulk"))
+            .map(|i| rt.classify(at(i * 100), f, FlowKind::Bulk))
             .collect();
         use VqClass::*;
         assert_eq!(seen, vec![DropTail, DropTail, DropTail, Red, Red]);
         // Another connection starts its own count.
-        assert_eq!(rt.classify(at(500), FlowId(2), "bulk"), DropTail);
+        assert_eq!(rt.classify(at(500), FlowId(2), FlowKind::Bulk), DropTail);
         // Silent for more than the timeout: a new connection.
-        assert_eq!(rt.classify(at(1401), f, "bulk"), DropTail);
-        assert_eq!(rt.classify(at(1402), f, "bulk"), DropTail);
+        assert_eq!(rt.classify(at(1401), f, FlowKind::Bulk), DropTail);
+        assert_eq!(rt.classify(at(1402), f, FlowKind::Bulk), DropTail);
     }
 
     #[test]

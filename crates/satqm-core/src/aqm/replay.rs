@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::params::ParamTable;
-use super::{AqmParams, AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{AqmParams, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
 use crate::config::BufferLimit;
 use crate::error::{ConfigError, Error};
 use crate::time::SimTime;
@@ -75,7 +75,7 @@ pub fn replay(
         )
         .into());
     }
-    let mut aqm = params.build(rate_bps, BufferLimit::Bytes(limit_bytes), mark_mode);
+    let mut aqm = params.build(rate_bps, BufferLimit::Bytes(limit_bytes));
     let mut out = Vec::with_capacity(events.len());
     for e in events {
         let v = match e.kind {
@@ -84,7 +84,9 @@ pub fn replay(
                     size: e.size,
                     ecn_capable: e.ecn_capable,
                 };
-                Some(aqm.on_arrival(e.t, meta, &e.view, e.u))
+                let v = aqm.on_arrival(e.t, meta, &e.view, e.u);
+                aqm.on_outcome(meta, Outcome::of(v, mark_mode, e.ecn_capable));
+                Some(v)
             }
             TraceKind::Departure => {
                 let v = aqm.on_departure(e.t, e.sojourn, &e.view);

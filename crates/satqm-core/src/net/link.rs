@@ -1,168 +1,18 @@
+//! A unidirectional link: an output [`Port`], a transmitter that serializes
+//! one packet at a time at the link rate, then a delay line modelling
+//! propagation. The delay line is FIFO even when each packet's delay is
+//! drawn at random, so the event queue holds at most one arrival per link.
+
 use std::collections::VecDeque;
 
-use crate::config::{BufferLimit, DelayModel};
-use crate::ids::NodeId;
+use super::port::{Admitted, PlacedAqm, Port, PortSink};
+use crate::aqm::QueueView;
+use crate::config::DelayModel;
+use crate::engine::Event;
+use crate::ids::{LinkId, NodeId};
 use crate::packet::Packet;
-use crate::queue::Buffer;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
-
-/// Why a packet left the network without being delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum DropReason {
-    /// The buffer was full.
-    Overflow = 0,
-    /// Random erasure on the link (the scenario's `loss`).
-    Erasure = 1,
-    /// An AQM's random or virtual-queue signal, as a drop.
-    EarlyDrop = 2,
-    /// An AQM's deterministic region (RED above max_th), as a drop.
-    ForcedDrop = 3,
-    /// An AQM's early signal as an ECN mark (the packet goes on).
-    EarlyMark = 4,
-    /// An AQM's forced signal as an ECN mark.
-    ForcedMark = 5,
-}
-
-impl DropReason {
-    pub const ALL: [DropReason; 6] = [
-        DropReason::Overflow,
-        DropReason::Erasure,
-        DropReason::EarlyDrop,
-        DropReason::ForcedDrop,
-        DropReason::EarlyMark,
-        DropReason::ForcedMark,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::Overflow => "overflow",
-            DropReason::Erasure => "erasure",
-            DropReason::EarlyDrop => "early_drop",
-            DropReason::ForcedDrop => "forced_drop",
-            DropReason::EarlyMark => "early_mark",
-            DropReason::ForcedMark => "forced_mark",
-        }
-    }
-
-    /// Marks leave the packet in the network.
-    pub fn is_mark(self) -> bool {
-        matches!(self, DropReason::EarlyMark | DropReason::ForcedMark)
-    }
-}
-
-/// A packet waiting in a port's buffer.
-#[derive(Clone, Copy, Debug)]
-pub struct Queued {
-    pub pkt: Packet,
-    /// Its index among all packets that arrived at this port.
-    pub index: u64,
-    pub enqueued_at: SimTime,
-}
-
-/// An output port: the buffer in front of a link's transmitter.
-///
-/// The transmitter is modelled by `busy_until`, the time the packet being
-/// serialized (if any) finishes. A packet that finds the port idle starts
-/// at once and needs no event of its own; a `TxDone` event is scheduled
-/// only while packets wait, so uncongested links cost one event per packet
-/// (its arrival at the far end).
-#[derive(Debug)]
-pub struct Port {
-    /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
-    pub queue: Buffer,
-    /// Bytes waiting (not counting the packet in service).
-    pub bytes: u64,
-    pub limit: BufferLimit,
-    /// Packets that arrived at this port so far (drops included); the
-    /// index of a packet is this count before it arrived.
-    pub arrivals: u64,
-    /// End of the current (or last) serialization.
-    pub busy_until: SimTime,
-    /// A `TxDone` event is pending.
-    pub txdone_pending: bool,
-    /// Serialization nanoseconds started since the last sample, including
-    /// any part that runs past it (carried over by the sampler).
-    pub busy_ns: u64,
-    /// Bytes whose serialization started since the last sample.
-    pub tx_bytes: u64,
-    pub tx_packets_total: u64,
-    pub tx_bytes_total: u64,
-    pub drops_total: u64,
-    pub drops_since_sample: u64,
-    pub marks_total: u64,
-    pub marks_since_sample: u64,
-    /// `arrivals` at the last sample.
-    pub arrivals_at_sample: u64,
-    /// Packets from the link's own node waiting for room (backpressure),
-    /// with their arrival index.
-    pub held: VecDeque<(Packet, u64)>,
-    /// Hold locally sent packets when full instead of dropping them.
-    pub backpressure: bool,
-    /// The AQM acting at this port (index into the simulation's AQMs).
-    pub aqm: Option<u32>,
-    /// AQMs that monitor this port and hear of its departures.
-    pub watchers: Vec<u32>,
-}
-
-impl Port {
-    pub fn new(limit: BufferLimit) -> Port {
-        Port {
-            queue: Buffer::default(),
-            bytes: 0,
-            limit,
-            arrivals: 0,
-            busy_until: SimTime::ZERO,
-            txdone_pending: false,
-            busy_ns: 0,
-            tx_bytes: 0,
-            tx_packets_total: 0,
-            tx_bytes_total: 0,
-            drops_total: 0,
-            drops_since_sample: 0,
-            marks_total: 0,
-            marks_since_sample: 0,
-            arrivals_at_sample: 0,
-            held: VecDeque::new(),
-            backpressure: false,
-            aqm: None,
-            watchers: Vec::new(),
-        }
-    }
-
-    /// Would `pkt` fit in the buffer?
-    pub fn fits(&self, pkt: &Packet) -> bool {
-        match self.limit {
-            BufferLimit::Packets(n) => self.queue.len() < n as usize,
-            BufferLimit::Bytes(b) => self.bytes + pkt.size as u64 <= b,
-        }
-    }
-
-    /// What an AQM monitoring this port sees at `now`.
-    pub fn view(&self, now: SimTime, rate: Rate) -> crate::aqm::QueueView {
-        crate::aqm::QueueView {
-            q_packets: self.queue.len() as u32,
-            q_bytes: self.bytes,
-            idle_since: self.idle(now).then_some(self.busy_until),
-            departed_bytes: self.tx_bytes_total,
-            rate_bps: rate.bps(),
-        }
-    }
-
-    /// Is the transmitter free at `now` with nothing waiting?
-    pub fn idle(&self, now: SimTime) -> bool {
-        self.queue.is_empty() && now >= self.busy_until
-    }
-
-    pub fn len(&self) -> usize {
-        self.queue.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
-}
 
 /// A unidirectional link with its output port and delay line.
 #[derive(Debug)]
@@ -200,9 +50,76 @@ impl Link {
         t
     }
 
-    /// Packets inside the link: waiting, or being serialized or propagating
-    /// (both on the delay line).
+    /// Packets inside the link: waiting, held back in their hosts, or being
+    /// serialized or propagating (both on the delay line).
     pub fn in_flight(&self) -> usize {
-        self.port.queue.len() + self.port.held.len() + self.line.len()
+        self.port.len() + self.port.held_len() + self.line.len()
+    }
+
+    /// What an AQM monitoring this link's port sees at `now`.
+    #[inline]
+    pub fn view(&self, now: SimTime) -> QueueView {
+        self.port.view(now, self.rate)
+    }
+
+    /// `pkt` reaches this link (`l`) at `now`: through the port, and on to
+    /// the transmitter if it is free. `monitor`: what the port's AQM sees of
+    /// the queue it monitors.
+    #[inline]
+    pub fn enqueue(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        pkt: Packet,
+        aqms: &mut [PlacedAqm],
+        monitor: Option<QueueView>,
+        sink: &mut impl PortSink,
+    ) {
+        let local = pkt.src == self.from;
+        let admitted = self
+            .port
+            .admit(l, now, self.rate, pkt, local, aqms, monitor, sink);
+        if let Admitted::Transmit(pkt, index) = admitted {
+            self.transmit(l, now, pkt, index, sink);
+        }
+    }
+
+    /// The transmitter of this link (`l`) is free: start the next packet.
+    pub fn tx_done(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        aqms: &mut [PlacedAqm],
+        sink: &mut impl PortSink,
+    ) {
+        if let Some((pkt, index)) = self.port.next_to_send(now, self.rate, aqms, sink) {
+            self.transmit(l, now, pkt, index, sink);
+            self.port.wake_if_waiting(l, sink);
+        }
+    }
+
+    /// Start serializing `pkt` now; it goes on the delay line at once with
+    /// its arrival time (serialization end + propagation delay).
+    #[inline]
+    fn transmit(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        pkt: Packet,
+        index: u64,
+        sink: &mut impl PortSink,
+    ) {
+        let end = self
+            .port
+            .start_tx(now, self.rate.tx_time(pkt.size), pkt.size);
+        if self.loss > 0.0 && self.rng.chance(self.loss) {
+            self.port.erased(&pkt, index, sink);
+            return;
+        }
+        let t = self.arrival_time(end);
+        self.line.push_back((t, pkt));
+        if self.line.len() == 1 {
+            sink.schedule(t, Event::Arrive(l));
+        }
     }
 }

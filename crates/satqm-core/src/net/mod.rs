@@ -1,16 +1,15 @@
-//! Nodes, links and output ports.
+//! The network: links with their output ports, and routing.
 //!
-//! A [`Link`] is unidirectional: an output port (a FIFO buffer with a limit
-//! in packets or bytes, and a transmitter that serializes one packet at a
-//! time at the link rate), then a delay line modelling propagation. The
-//! delay line is FIFO even when each packet's delay is drawn at random, so
-//! the event queue holds at most one arrival per link.
-//!
-//! The queue length of a port counts the packets waiting, not the one being
-//! serialized, as in ns-2's and ns-3's queues.
+//! A packet's path through one hop: [`Link::enqueue`] hands it to the
+//! link's [`Port`] (`port.rs`: AQM verdict, ECN-or-drop, backpressure,
+//! buffer limit), which either queues it or passes it to the transmitter;
+//! the transmitter puts it on the delay line (`link.rs`); at the far end the
+//! simulation forwards it by [`Routes`] or delivers it.
 
 pub mod link;
+pub mod port;
 pub mod routing;
 
-pub use link::{DropReason, Link, Port, Queued};
+pub use link::Link;
+pub use port::{apply_verdict, DropReason, PlacedAqm, Port, PortSample, PortSink};
 pub use routing::Routes;

@@ -10,10 +10,19 @@ pub mod parallel;
 
 use std::collections::VecDeque;
 
-use crate::net::Queued;
+use crate::packet::Packet;
 use crate::time::SimTime;
 
 pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
+
+/// A packet waiting in a port's buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Queued {
+    pub pkt: Packet,
+    /// Its index among all packets that arrived at this port.
+    pub index: u64,
+    pub enqueued_at: SimTime,
+}
 
 /// The packets waiting at a port: which structure holds them, and how
 /// many there are (kept here so that the length, asked on every arrival,

@@ -91,8 +91,7 @@ impl Built {
         monitored: bool,
     ) {
         let index = self.links.len() as u64;
-        let mut port = Port::new(buffer);
-        port.backpressure = spec.backpressure;
+        let port = Port::new(buffer, spec.backpressure);
         self.links.push(Link {
             name,
             from,

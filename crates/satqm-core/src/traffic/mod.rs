@@ -1,8 +1,8 @@
 //! Applications that drive transports: bulk (FTP) transfers, CBR, short
 //! flows, web sessions and web mice (`mice.rs`).
 //!
-//! Apps react to timers (`START`, `STOP`, `TICK` tokens) and use the
-//! socket-like interface of the transports; they never see packets.
+//! Apps react to their timers ([`AppTimer`](crate::engine::AppTimer)) and
+//! use the socket-like interface of the transports; they never see packets.
 
 use crate::config::TcpConfig;
 use crate::ids::FlowId;
@@ -12,10 +12,6 @@ use crate::transport::udp::CbrSource;
 
 pub mod mice;
 pub use mice::WebMouse;
-
-pub const START: u32 = 0;
-pub const STOP: u32 = 1;
-pub const TICK: u32 = 2;
 
 #[derive(Debug, Clone)]
 pub enum App {

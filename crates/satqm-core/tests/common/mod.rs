@@ -34,10 +34,13 @@ pub fn run(text: &str) -> Simulation {
     sim
 }
 
+/// The summary figure named `key`, as a number.
 pub fn summary(sim: &Simulation, key: &str) -> f64 {
     sim.summary()
+        .entries()
         .into_iter()
         .find(|(k, _)| *k == key)
-        .unwrap()
+        .unwrap_or_else(|| panic!("no summary figure {key:?}"))
         .1
+        .as_f64()
 }

@@ -1,0 +1,629 @@
+//! An output port: the buffer in front of a link's transmitter, and the one
+//! place where a packet is admitted, held back, marked or dropped.
+//!
+//! Every packet that reaches a port goes through [`Port::admit`]; every
+//! packet that leaves its buffer goes through [`Port::next_to_send`]. Both
+//! ask the port's AQMs for a verdict and carry it out here, so that no
+//! algorithm repeats the rule (as in Linux's RED qdisc, the algorithm
+//! decides and the queue glue acts):
+//!
+//! - a `Mark` becomes an ECN mark (CE) if the AQM signals by marking and the
+//!   packet is ECN-capable, a drop otherwise; a `Drop` is always a drop;
+//! - the acting AQM is told what became of its verdict
+//!   ([`Aqm::on_outcome`]);
+//! - every drop and mark is counted here, by [`DropReason`], and reported to
+//!   the simulation's log through a [`PortSink`].
+//!
+//! A port with `backpressure` holds the packets of its own node's senders
+//! when the buffer is full instead of dropping them (a gateway's transmit
+//! queue pushing back on its PEP); they enter in order as room frees.
+//!
+//! The queue length counts the packets waiting, not the one being
+//! serialized, as in ns-2's and ns-3's queues.
+
+use std::collections::VecDeque;
+
+use crate::aqm::{Aqm, Outcome, PacketMeta, QueueView, Reason, Verdict};
+use crate::config::BufferLimit;
+use crate::engine::Event;
+use crate::ids::{AqmId, FlowKind, LinkId};
+use crate::packet::{flags, Packet};
+use crate::queue::{Buffer, Queued, VqClass};
+use crate::rng::Rng;
+use crate::time::{Rate, SimTime};
+
+/// Why a packet left the network without being delivered, or was marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The buffer was full.
+    Overflow = 0,
+    /// Random erasure on the link (the scenario's `loss`).
+    Erasure = 1,
+    /// An AQM's random or virtual-queue signal, as a drop.
+    EarlyDrop = 2,
+    /// An AQM's deterministic region (RED above max_th), as a drop.
+    ForcedDrop = 3,
+    /// An AQM's early signal as an ECN mark (the packet goes on).
+    EarlyMark = 4,
+    /// An AQM's forced signal as an ECN mark.
+    ForcedMark = 5,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 6] = [
+        DropReason::Overflow,
+        DropReason::Erasure,
+        DropReason::EarlyDrop,
+        DropReason::ForcedDrop,
+        DropReason::EarlyMark,
+        DropReason::ForcedMark,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::Erasure => "erasure",
+            DropReason::EarlyDrop => "early_drop",
+            DropReason::ForcedDrop => "forced_drop",
+            DropReason::EarlyMark => "early_mark",
+            DropReason::ForcedMark => "forced_mark",
+        }
+    }
+
+    /// Marks leave the packet in the network.
+    pub fn is_mark(self) -> bool {
+        matches!(self, DropReason::EarlyMark | DropReason::ForcedMark)
+    }
+
+    /// How an AQM's signal was carried out (`None`: the packet passed).
+    fn of(outcome: Outcome) -> Option<DropReason> {
+        match outcome {
+            Outcome::Passed => None,
+            Outcome::Marked(Reason::Early) => Some(DropReason::EarlyMark),
+            Outcome::Marked(Reason::Forced) => Some(DropReason::ForcedMark),
+            Outcome::Dropped(Reason::Early) => Some(DropReason::EarlyDrop),
+            Outcome::Dropped(Reason::Forced) => Some(DropReason::ForcedDrop),
+        }
+    }
+}
+
+/// Carry out `verdict` on `pkt` by [`Outcome::of`], setting CE on a mark.
+#[inline]
+pub fn apply_verdict(verdict: Verdict, ecn: bool, pkt: &mut Packet) -> Outcome {
+    let outcome = Outcome::of(verdict, ecn, pkt.ecn_capable());
+    if let Outcome::Marked(_) = outcome {
+        pkt.flags |= flags::CE;
+    }
+    outcome
+}
+
+/// An AQM with its placement: it acts at the port of link `at` and watches
+/// the queue of link `monitor` (the AVQRED papers' Table 1 separates the
+/// two).
+#[derive(Debug)]
+pub struct PlacedAqm {
+    pub aqm: Aqm,
+    pub at: LinkId,
+    pub monitor: LinkId,
+    /// Signals become ECN marks on ECN-capable packets (`mode = "mark"`).
+    pub ecn: bool,
+    /// One uniform draw per arrival at `at`.
+    rng: Rng,
+    /// Timer updates so far (the k-th is at k * interval).
+    ticks: u64,
+}
+
+impl PlacedAqm {
+    pub fn new(aqm: Aqm, at: LinkId, monitor: LinkId, ecn: bool, rng: Rng) -> PlacedAqm {
+        PlacedAqm {
+            aqm,
+            at,
+            monitor,
+            ecn,
+            rng,
+            ticks: 0,
+        }
+    }
+
+    /// Run the periodic update on the monitored queue's `view`; returns the
+    /// time of the next one, if the algorithm has a period.
+    pub fn on_timer(&mut self, now: SimTime, view: &QueueView) -> Option<SimTime> {
+        self.aqm.on_timer(now, view);
+        self.ticks += 1;
+        let iv = self.aqm.timer_interval()?;
+        Some(SimTime(iv.ns() * (self.ticks + 1)))
+    }
+}
+
+/// What a port needs from the rest of the simulation while it handles a
+/// packet. Implemented by the simulation over disjoint borrows of its own
+/// state, so the port stays ignorant of flows and logs.
+pub trait PortSink {
+    /// A drop or an ECN mark of `pkt`, the `index`-th arrival at the port;
+    /// the port has counted it already.
+    fn log(&mut self, pkt: &Packet, index: u64, reason: DropReason);
+    /// `pkt` of a local sender waits in its host (backpressure).
+    fn held_in_host(&mut self, pkt: &Packet);
+    /// A held packet entered the buffer at `now`: it has left its host.
+    fn left_host(&mut self, pkt: &Packet, now: SimTime);
+    /// The traffic kind of the flow `pkt` belongs to (RED+Tail classifies
+    /// by it).
+    fn flow_kind(&self, pkt: &Packet) -> FlowKind;
+    fn schedule(&mut self, t: SimTime, ev: Event);
+}
+
+/// Counters of one port. Totals run from the start; `since_sample` ones
+/// are read and reset by [`Port::take_sample`].
+#[derive(Debug, Default, Clone, Copy)]
+struct Counters {
+    /// Packets that arrived (drops included); a packet's index at the port
+    /// is this count before it arrived.
+    arrivals: u64,
+    arrivals_at_sample: u64,
+    /// Serialization nanoseconds started since the last sample, including
+    /// any part that runs past it (carried over by the sampler).
+    busy_ns: u64,
+    /// Bytes whose serialization started since the last sample.
+    tx_bytes: u64,
+    tx_packets_total: u64,
+    tx_bytes_total: u64,
+    drops_total: u64,
+    drops_since_sample: u64,
+    marks_total: u64,
+    marks_since_sample: u64,
+}
+
+/// One sampling interval of a port, read by the sampler.
+#[derive(Debug, Clone, Copy)]
+pub struct PortSample {
+    /// Serialization time inside the interval.
+    pub busy_ns: u64,
+    pub tx_bytes: u64,
+    pub queue_packets: u32,
+    pub queue_bytes: u64,
+    pub drops: u64,
+    pub arrivals: u64,
+    pub marks: u64,
+}
+
+/// An output port: the buffer in front of a link's transmitter.
+///
+/// The transmitter is modelled by `busy_until`, the time the packet being
+/// serialized (if any) finishes. A packet that finds the port idle starts
+/// at once and needs no event of its own; a `TxDone` event is scheduled
+/// only while packets wait, so uncongested links cost one event per packet
+/// (its arrival at the far end).
+#[derive(Debug)]
+pub struct Port {
+    /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
+    queue: Buffer,
+    /// Bytes waiting (not counting the packet in service).
+    bytes: u64,
+    limit: BufferLimit,
+    /// End of the current (or last) serialization.
+    busy_until: SimTime,
+    /// A `TxDone` event is pending.
+    txdone_pending: bool,
+    counters: Counters,
+    /// Packets from the link's own node waiting for room (backpressure),
+    /// with their arrival index.
+    held: VecDeque<(Packet, u64)>,
+    /// Hold locally sent packets when full instead of dropping them.
+    backpressure: bool,
+    /// The AQM acting at this port.
+    aqm: Option<AqmId>,
+    /// AQMs that monitor this port and hear of its departures.
+    watchers: Vec<AqmId>,
+}
+
+/// What [`Port::admit`] did with a packet.
+pub enum Admitted {
+    /// The transmitter was idle: serialize the packet now.
+    Transmit(Packet, u64),
+    /// Queued, held back, marked-and-queued or dropped: nothing to send.
+    Done,
+}
+
+impl Port {
+    pub fn new(limit: BufferLimit, backpressure: bool) -> Port {
+        Port {
+            queue: Buffer::default(),
+            bytes: 0,
+            limit,
+            busy_until: SimTime::ZERO,
+            txdone_pending: false,
+            counters: Counters::default(),
+            held: VecDeque::new(),
+            backpressure,
+            aqm: None,
+            watchers: Vec::new(),
+        }
+    }
+
+    pub fn limit(&self) -> BufferLimit {
+        self.limit
+    }
+
+    pub fn backpressure(&self) -> bool {
+        self.backpressure
+    }
+
+    /// The AQM acting here, if any.
+    pub fn aqm(&self) -> Option<AqmId> {
+        self.aqm
+    }
+
+    /// Let `a` act at this port (one AQM per port).
+    pub fn set_aqm(&mut self, a: AqmId) {
+        self.aqm = Some(a);
+    }
+
+    /// Let `a` hear of this port's departures.
+    pub fn add_watcher(&mut self, a: AqmId) {
+        self.watchers.push(a);
+    }
+
+    /// Replace the buffer's structure (RED+Tail's virtual queues), before
+    /// any packet arrives.
+    pub fn set_buffer(&mut self, queue: Buffer) {
+        debug_assert!(self.queue.is_empty());
+        self.queue = queue;
+    }
+
+    pub fn buffer(&self) -> &Buffer {
+        &self.queue
+    }
+
+    /// Would `pkt` fit in the buffer?
+    #[inline]
+    pub fn fits(&self, pkt: &Packet) -> bool {
+        match self.limit {
+            BufferLimit::Packets(n) => self.queue.len() < n as usize,
+            BufferLimit::Bytes(b) => self.bytes + pkt.size as u64 <= b,
+        }
+    }
+
+    /// What an AQM monitoring this port sees at `now`.
+    #[inline]
+    pub fn view(&self, now: SimTime, rate: Rate) -> QueueView {
+        QueueView {
+            q_packets: self.queue.len() as u32,
+            q_bytes: self.bytes,
+            idle_since: self.idle(now).then_some(self.busy_until),
+            departed_bytes: self.counters.tx_bytes_total,
+            rate_bps: rate.bps(),
+        }
+    }
+
+    /// Is the transmitter free at `now` with nothing waiting?
+    #[inline]
+    pub fn idle(&self, now: SimTime) -> bool {
+        self.queue.is_empty() && now >= self.busy_until
+    }
+
+    /// Packets waiting in the buffer.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Bytes waiting in the buffer.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Packets held back in their hosts.
+    pub fn held_len(&self) -> usize {
+        self.held.len()
+    }
+
+    pub fn busy_until(&self) -> SimTime {
+        self.busy_until
+    }
+
+    /// Packets that arrived so far (drops included).
+    pub fn arrivals(&self) -> u64 {
+        self.counters.arrivals
+    }
+
+    pub fn tx_packets_total(&self) -> u64 {
+        self.counters.tx_packets_total
+    }
+
+    pub fn tx_bytes_total(&self) -> u64 {
+        self.counters.tx_bytes_total
+    }
+
+    pub fn drops_total(&self) -> u64 {
+        self.counters.drops_total
+    }
+
+    pub fn marks_total(&self) -> u64 {
+        self.counters.marks_total
+    }
+
+    /// Count a drop or a mark here and report it.
+    fn count(&mut self, pkt: &Packet, index: u64, reason: DropReason, sink: &mut impl PortSink) {
+        let c = &mut self.counters;
+        if reason.is_mark() {
+            c.marks_total += 1;
+            c.marks_since_sample += 1;
+        } else {
+            c.drops_total += 1;
+            c.drops_since_sample += 1;
+        }
+        sink.log(pkt, index, reason);
+    }
+
+    /// Carry out `verdict`; false if the packet was dropped.
+    #[inline]
+    fn act(
+        &mut self,
+        verdict: Verdict,
+        ecn: bool,
+        pkt: &mut Packet,
+        index: u64,
+        sink: &mut impl PortSink,
+    ) -> Outcome {
+        let outcome = apply_verdict(verdict, ecn, pkt);
+        if let Some(why) = DropReason::of(outcome) {
+            self.count(pkt, index, why, sink);
+        }
+        outcome
+    }
+
+    /// A packet arrives at this port of link `l` (rate `rate`).
+    ///
+    /// `aqms` are all placed AQMs; `monitor` is what the acting AQM (if
+    /// any) sees of the queue it monitors; `local`: the packet comes from
+    /// the link's own node (held back instead of dropped when the buffer
+    /// is full and the port has backpressure).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn admit(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        rate: Rate,
+        mut pkt: Packet,
+        local: bool,
+        aqms: &mut [PlacedAqm],
+        monitor: Option<QueueView>,
+        sink: &mut impl PortSink,
+    ) -> Admitted {
+        let index = self.counters.arrivals;
+        self.counters.arrivals += 1;
+        // The virtual queue the packet joins (None: a FIFO port's only one).
+        let mut class = None;
+        if let Some(a) = self.aqm {
+            let slot = &mut aqms[a.idx()];
+            let u = slot.rng.uniform();
+            let meta = PacketMeta {
+                size: pkt.size,
+                ecn_capable: pkt.ecn_capable(),
+            };
+            let verdict = if matches!(slot.aqm, Aqm::RedTail(_)) {
+                let (c, v) = self.red_tail_arrival(now, slot, &pkt, meta, u, sink);
+                class = Some(c);
+                v
+            } else {
+                let view = monitor.expect("the caller passes the monitored view");
+                slot.aqm.on_arrival(now, meta, &view, u)
+            };
+            let outcome = self.act(verdict, slot.ecn, &mut pkt, index, sink);
+            slot.aqm.on_outcome(meta, outcome);
+            if !outcome.admitted() {
+                return Admitted::Done;
+            }
+        }
+        let local = local && self.backpressure;
+        if local && !self.held.is_empty() {
+            // Behind others already held back: keep their order.
+            self.held.push_back((pkt, index));
+            sink.held_in_host(&pkt);
+            return Admitted::Done;
+        }
+        if self.idle(now) {
+            // Straight through: it joins and leaves the queue at once.
+            let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, aqms);
+            if self.act(verdict, ecn, &mut pkt, index, sink).admitted() {
+                if let Some(c) = class {
+                    self.queue
+                        .parallel_mut()
+                        .expect("a red_tail port has parallel queues")
+                        .served_directly(c, now, pkt.size);
+                }
+                return Admitted::Transmit(pkt, index);
+            }
+            return Admitted::Done;
+        }
+        if !self.fits(&pkt) {
+            if local {
+                self.held.push_back((pkt, index));
+                sink.held_in_host(&pkt);
+            } else {
+                self.count(&pkt, index, DropReason::Overflow, sink);
+            }
+            return Admitted::Done;
+        }
+        self.bytes += pkt.size as u64;
+        self.queue.push(
+            class.unwrap_or(VqClass::DropTail),
+            now,
+            Queued {
+                pkt,
+                index,
+                enqueued_at: now,
+            },
+        );
+        if !self.txdone_pending {
+            self.txdone_pending = true;
+            sink.schedule(self.busy_until, Event::TxDone(l));
+        }
+        Admitted::Done
+    }
+
+    /// RED+Tail: classify the packet, count it in its virtual queue, and
+    /// let RED judge packets of its class on the RED queue's own view. Out
+    /// of line so that the FIFO path stays small.
+    #[cold]
+    #[inline(never)]
+    fn red_tail_arrival(
+        &mut self,
+        now: SimTime,
+        slot: &mut PlacedAqm,
+        pkt: &Packet,
+        meta: PacketMeta,
+        u: f64,
+        sink: &impl PortSink,
+    ) -> (VqClass, Verdict) {
+        let Aqm::RedTail(rt) = &mut slot.aqm else {
+            unreachable!("red_tail_arrival on another AQM")
+        };
+        let class = rt.classify(now, pkt.flow, sink.flow_kind(pkt));
+        let vqs = self
+            .queue
+            .parallel_mut()
+            .expect("a red_tail port has parallel queues");
+        vqs.count_arrival(class, pkt.size);
+        let verdict = match class {
+            VqClass::DropTail => Verdict::Pass,
+            VqClass::Red => rt.red_arrival(now, meta, &vqs.view(VqClass::Red, now), u),
+        };
+        (class, verdict)
+    }
+
+    /// Tell the AQMs watching this port that a packet left it after
+    /// `sojourn`; returns the verdict of an AQM deciding at dequeue here,
+    /// with whether it signals by marking.
+    #[inline]
+    fn notify_departure(
+        &self,
+        now: SimTime,
+        rate: Rate,
+        sojourn: SimTime,
+        aqms: &mut [PlacedAqm],
+    ) -> (Verdict, bool) {
+        if self.watchers.is_empty() {
+            return (Verdict::Pass, false);
+        }
+        let view = self.view(now, rate);
+        let mut out = (Verdict::Pass, false);
+        for &a in &self.watchers {
+            let slot = &mut aqms[a.idx()];
+            let v = slot.aqm.on_departure(now, sojourn, &view);
+            if self.aqm == Some(a) && v != Verdict::Pass {
+                out = (v, slot.ecn);
+            }
+        }
+        out
+    }
+
+    /// The transmitter is free: the next packet to serialize, after any
+    /// drops an AQM deciding at dequeue makes. Held-back packets enter the
+    /// buffer, in order, as room frees.
+    pub fn next_to_send(
+        &mut self,
+        now: SimTime,
+        rate: Rate,
+        aqms: &mut [PlacedAqm],
+        sink: &mut impl PortSink,
+    ) -> Option<(Packet, u64)> {
+        self.txdone_pending = false;
+        loop {
+            let mut q = self.queue.pop(now)?;
+            self.bytes -= q.pkt.size as u64;
+            self.admit_held(now, sink);
+            let (verdict, ecn) = self.notify_departure(now, rate, now - q.enqueued_at, aqms);
+            if self.act(verdict, ecn, &mut q.pkt, q.index, sink).admitted() {
+                return Some((q.pkt, q.index));
+            }
+            if self.queue.is_empty() {
+                if let Some(a) = self.aqm {
+                    aqms[a.idx()].aqm.on_empty_after_drop();
+                }
+                return None;
+            }
+        }
+    }
+
+    /// Room again: let held-back packets in, in order; their senders learn
+    /// that they have left the host.
+    fn admit_held(&mut self, now: SimTime, sink: &mut impl PortSink) {
+        while let Some(&(p, _)) = self.held.front() {
+            if !self.fits(&p) {
+                break;
+            }
+            let (p, index) = self.held.pop_front().expect("front");
+            self.bytes += p.size as u64;
+            // Backpressure ports are FIFOs (red_tail refuses them).
+            self.queue.push(
+                VqClass::DropTail,
+                now,
+                Queued {
+                    pkt: p,
+                    index,
+                    enqueued_at: now,
+                },
+            );
+            sink.left_host(&p, now);
+        }
+    }
+
+    /// If packets wait, schedule the transmitter's next `TxDone` for link `l`.
+    pub fn wake_if_waiting(&mut self, l: LinkId, sink: &mut impl PortSink) {
+        if !self.queue.is_empty() {
+            self.txdone_pending = true;
+            sink.schedule(self.busy_until, Event::TxDone(l));
+        }
+    }
+
+    /// Serialization of `size` bytes taking `tx` starts at `now`.
+    #[inline]
+    pub fn start_tx(&mut self, now: SimTime, tx: SimTime, size: u32) -> SimTime {
+        let end = now + tx;
+        self.busy_until = end;
+        let c = &mut self.counters;
+        c.busy_ns += tx.ns();
+        c.tx_bytes += size as u64;
+        c.tx_bytes_total += size as u64;
+        c.tx_packets_total += 1;
+        end
+    }
+
+    /// A packet this port sent was erased on the link.
+    pub fn erased(&mut self, pkt: &Packet, index: u64, sink: &mut impl PortSink) {
+        self.count(pkt, index, DropReason::Erasure, sink);
+    }
+
+    /// The figures of the interval ending at `now`, and the start of the
+    /// next one. Serialization running past `now` belongs to the next.
+    pub fn take_sample(&mut self, now: SimTime) -> PortSample {
+        let c = &mut self.counters;
+        let carry = self.busy_until.saturating_sub(now).ns().min(c.busy_ns);
+        let s = PortSample {
+            busy_ns: c.busy_ns - carry,
+            tx_bytes: c.tx_bytes,
+            queue_packets: self.queue.len() as u32,
+            queue_bytes: self.bytes,
+            drops: c.drops_since_sample,
+            arrivals: c.arrivals - c.arrivals_at_sample,
+            marks: c.marks_since_sample,
+        };
+        c.arrivals_at_sample = c.arrivals;
+        c.marks_since_sample = 0;
+        c.busy_ns = carry;
+        c.tx_bytes = 0;
+        c.drops_since_sample = 0;
+        s
+    }
+
+    /// RED+Tail's virtual-queue figures for the interval ending at `now`.
+    pub fn take_vq_probe(&mut self, now: SimTime) -> Option<crate::queue::VqProbe> {
+        self.queue.parallel_mut().map(|p| p.take_probe(now))
+    }
+}

@@ -1,0 +1,376 @@
+//! From a validated scenario to a runnable simulation: the topology's nodes
+//! and links, the AQMs on their ports, the PEPs, and each traffic entry's
+//! applications and flows.
+
+use super::{Endpoints, Flow, Simulation};
+use crate::aqm::AqmParams;
+use crate::config::{AqmMode, Scenario, StartSpec, Topology, Traffic, TrafficKind};
+use crate::engine::{AppTimer, Event, EventQueue};
+use crate::error::{ConfigError, Result};
+use crate::gateway::{self, Pep, Relay};
+use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
+use crate::net::{PlacedAqm, Routes};
+use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
+use crate::queue::{Buffer, ParallelQueues};
+use crate::rng::Rng;
+use crate::time::SimTime;
+use crate::topology::{self, Built};
+use crate::traffic::{self, App};
+use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::udp::{CbrSource, UdpSink};
+
+fn distinct(nodes: impl Iterator<Item = NodeId>) -> Vec<NodeId> {
+    let mut out: Vec<NodeId> = Vec::new();
+    for n in nodes {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+impl Simulation {
+    /// Build the network and traffic of a validated scenario.
+    pub fn new(scenario: &Scenario) -> Result<Simulation> {
+        let seed = scenario.seed;
+        let built: Built = match &scenario.topology {
+            Topology::Dumbbell(db) => topology::dumbbell::build(db, seed),
+            Topology::Ipos(t) => topology::ipos::build(t, seed),
+        };
+        let endpoints: Vec<_> = built.links.iter().map(|l| (l.from, l.to)).collect();
+        let routes = Routes::build(built.n_nodes, &endpoints);
+        let bottleneck = built
+            .links
+            .iter()
+            .position(|l| l.name == built.bottleneck)
+            .map(|i| LinkId(i as u32))
+            .unwrap_or(LinkId(0));
+
+        let mut sim = Simulation {
+            now: SimTime::ZERO,
+            end: scenario.duration,
+            warmup: scenario.warmup,
+            sample_interval: scenario.sample_interval,
+            queue: EventQueue::new(),
+            node_names: built.node_names,
+            links: built.links,
+            routes,
+            flows: Vec::new(),
+            apps: Vec::new(),
+            out: Vec::with_capacity(64),
+            next_uid: 0,
+            delivered_packets: 0,
+            dropped_packets: 0,
+            timeseries: TimeSeries::default(),
+            drops: DropLog::default(),
+            cwnd: CwndTrace::default(),
+            congestion: CongestionLog::default(),
+            trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
+            bottleneck,
+            monitored: Vec::new(),
+            pairs: built.pairs.clone(),
+            servers: distinct(built.pairs.iter().map(|p| p.0)),
+            clients: distinct(built.pairs.iter().map(|p| p.1)),
+            warmup_snapshot_taken: false,
+            aqms: Vec::new(),
+            peps: Vec::new(),
+            relays: Vec::new(),
+            seed,
+        };
+        sim.place_aqms(scenario)?;
+        sim.place_peps(scenario)?;
+        sim.monitored = (0..sim.links.len())
+            .filter(|&i| sim.links[i].monitored)
+            .map(|i| LinkId(i as u32))
+            .collect();
+        let mut start_rng = Rng::stream(seed, "start", 0);
+        for (entry, t) in scenario.traffic.iter().enumerate() {
+            sim.add_traffic(entry, t, &mut start_rng);
+        }
+        if sim.sample_interval <= sim.end {
+            sim.queue.schedule(sim.sample_interval, Event::Sample);
+        }
+        Ok(sim)
+    }
+
+    fn link_named(&self, name: &str, path: &str) -> Result<LinkId, ConfigError> {
+        self.links
+            .iter()
+            .position(|l| l.name == name)
+            .map(|i| LinkId(i as u32))
+            .ok_or_else(|| {
+                let some: Vec<&str> = self.links.iter().take(6).map(|l| l.name.as_str()).collect();
+                ConfigError::new(
+                    path,
+                    format!(
+                        "no link named {name:?} (links include: {}, ...)",
+                        some.join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// Put each `[[aqm]]` on the port it acts at, watching the one it
+    /// monitors.
+    fn place_aqms(&mut self, scenario: &Scenario) -> Result<()> {
+        for (i, a) in scenario.aqm.iter().enumerate() {
+            let at = self.link_named(&a.at, &format!("aqm[{i}].at"))?;
+            let monitor = self.link_named(&a.monitor, &format!("aqm[{i}].monitor"))?;
+            let id = AqmId(self.aqms.len() as u32);
+            if self.links[at.idx()].port.aqm().is_some() {
+                return Err(ConfigError::new(
+                    format!("aqm[{i}].at"),
+                    format!("link {:?} already has an AQM", a.at),
+                )
+                .into());
+            }
+            let aqm = a.params.build(
+                self.links[monitor.idx()].rate.bps(),
+                self.links[at.idx()].port.limit(),
+            );
+            if let AqmParams::RedTail(p) = &a.params {
+                // The port's buffer becomes two virtual queues.
+                let link = &mut self.links[at.idx()];
+                if link.port.backpressure() {
+                    return Err(ConfigError::new(
+                        format!("aqm[{i}].at"),
+                        format!(
+                            "link {:?} has backpressure, which red_tail does not support",
+                            a.at
+                        ),
+                    )
+                    .into());
+                }
+                let split = p.split(link.rate.bps(), &format!("aqm[{i}]"))?;
+                let vqs = ParallelQueues::new(split, link.rate);
+                link.port.set_buffer(Buffer::parallel_queues(vqs));
+            }
+            if let Some(iv) = aqm.timer_interval() {
+                self.queue.schedule(iv, Event::AqmTimer(id));
+            }
+            self.links[at.idx()].port.set_aqm(id);
+            if aqm.needs_departures() {
+                self.links[monitor.idx()].port.add_watcher(id);
+            }
+            for l in [at, monitor] {
+                if !self.monitored.contains(&l) {
+                    self.monitored.push(l);
+                    self.links[l.idx()].monitored = true;
+                }
+            }
+            let rng = Rng::stream(self.seed, "aqm", i as u64);
+            let ecn = a.mode == AqmMode::Mark;
+            self.aqms.push(PlacedAqm::new(aqm, at, monitor, ecn, rng));
+        }
+        Ok(())
+    }
+
+    fn place_peps(&mut self, scenario: &Scenario) -> Result<()> {
+        for (i, p) in scenario.pep.iter().enumerate() {
+            let node = self
+                .node_names
+                .iter()
+                .position(|n| *n == p.at)
+                .ok_or_else(|| {
+                    ConfigError::new(format!("pep[{i}].at"), format!("no node named {:?}", p.at))
+                })?;
+            self.peps.push(Pep {
+                node: NodeId(node as u32),
+                buffer: p.buffer,
+                tcp: p.tcp.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The applications (and, for bulk and CBR, the flows) of traffic
+    /// entry number `entry`.
+    fn add_traffic(&mut self, entry: usize, t: &Traffic, start_rng: &mut Rng) {
+        let seed = self.seed;
+        match &t.kind {
+            TrafficKind::Web {
+                connections,
+                ramp_step,
+                ramp_interval,
+                page_min,
+                page_max,
+                think_time,
+                tcp,
+            } => {
+                for slot in 0..*connections {
+                    let rng = Rng::stream(seed, "web", ((entry as u64) << 32) | slot as u64);
+                    let app = self.add_app(App::WebSlot {
+                        page_min: *page_min,
+                        page_max: *page_max,
+                        think: *think_time,
+                        tcp: tcp.clone(),
+                        rng,
+                    });
+                    let at = SimTime(ramp_interval.ns() * (slot / ramp_step) as u64);
+                    if at <= self.end {
+                        self.queue.schedule(at, Event::App(app, AppTimer::Start));
+                    }
+                }
+            }
+            TrafficKind::WebMice {
+                sessions,
+                scale,
+                shape,
+                max,
+                think_mean,
+                tcp,
+            } => {
+                for j in 0..*sessions {
+                    let pair = t.pairs[j as usize % t.pairs.len()];
+                    let rng = Rng::stream(seed, "web-mice", ((entry as u64) << 32) | j as u64);
+                    let mut m = traffic::WebMouse::new(
+                        pair,
+                        *scale,
+                        *shape,
+                        *max,
+                        *think_mean,
+                        tcp.clone(),
+                        t.stop,
+                        rng,
+                    );
+                    let start = match t.start {
+                        StartSpec::At(s) => s,
+                        StartSpec::Uniform(lo, hi) => m.uniform_time(lo, hi),
+                    };
+                    let app = self.add_app(App::WebMouse(Box::new(m)));
+                    if start <= self.end {
+                        self.queue.schedule(start, Event::App(app, AppTimer::Start));
+                    }
+                }
+            }
+            TrafficKind::Short {
+                size,
+                arrival_rate,
+                tcp,
+            } => {
+                let start = match t.start {
+                    StartSpec::At(s) => s,
+                    StartSpec::Uniform(lo, _) => lo,
+                };
+                let app = self.add_app(App::Arrivals {
+                    pairs: t.pairs.clone(),
+                    size: *size,
+                    mean_gap: 1.0 / arrival_rate,
+                    tcp: tcp.clone(),
+                    stop: t.stop,
+                    rng: Rng::stream(seed, "arrivals", entry as u64),
+                });
+                self.queue.schedule(start, Event::App(app, AppTimer::Start));
+            }
+            TrafficKind::Bulk { size, tcp } => {
+                for &pair in &t.pairs {
+                    let start = self.start_time(t.start, start_rng);
+                    let ends = self.pairs[pair as usize];
+                    self.add_tcp_flow(FlowKind::Bulk, pair, ends, tcp, *size, start, t.stop);
+                }
+            }
+            TrafficKind::Cbr { rate, packet_size } => {
+                for &pair in &t.pairs {
+                    let start = self.start_time(t.start, start_rng);
+                    let (src, dst) = self.pairs[pair as usize];
+                    let id = FlowId(self.flows.len() as u32);
+                    let source = CbrSource::new(id, src, dst, *rate, *packet_size);
+                    let app = App::Cbr {
+                        source,
+                        stop: t.stop,
+                        active: false,
+                    };
+                    let sink = Endpoints::Udp {
+                        sink: UdpSink::default(),
+                    };
+                    let flow = Flow::new(id, FlowKind::Cbr, pair, (src, dst), sink);
+                    self.add_flow(flow, app, start, t.stop);
+                }
+            }
+        }
+    }
+
+    /// A flow's start: fixed, or drawn from the entry's start window.
+    fn start_time(&self, spec: StartSpec, rng: &mut Rng) -> SimTime {
+        match spec {
+            StartSpec::At(s) => s,
+            StartSpec::Uniform(lo, hi) => SimTime(rng.uniform_u64(lo.ns(), hi.ns())),
+        }
+    }
+
+    fn add_app(&mut self, app: App) -> AppId {
+        self.apps.push(app);
+        AppId(self.apps.len() as u32 - 1)
+    }
+
+    /// A TCP transfer of `size` bytes (or without end) from `src` to `dst`,
+    /// started by a bulk application at `start`. Where its path crosses
+    /// PEPs, it becomes a chain of connections joined by relays; the
+    /// returned flow is the first, which carries the end-to-end figures.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn add_tcp_flow(
+        &mut self,
+        kind: FlowKind,
+        pair: u32,
+        (src, dst): (NodeId, NodeId),
+        tcp: &crate::config::TcpConfig,
+        size: Option<u64>,
+        start: SimTime,
+        stop: Option<SimTime>,
+    ) -> FlowId {
+        let segments = gateway::chain(&self.peps, &self.routes, &self.links, (src, dst), tcp);
+        let id = FlowId(self.flows.len() as u32);
+        let mut prev: Option<FlowId> = None;
+        let n = segments.len();
+        for (seg, s) in segments.into_iter().enumerate() {
+            let this = FlowId(self.flows.len() as u32);
+            let last_hop = seg == n - 1;
+            let mut receiver = TcpReceiver::new(this, s.to, s.from, &s.tcp);
+            receiver.auto_read = last_hop;
+            let ends = Endpoints::Tcp {
+                sender: Box::new(TcpSender::new(this, s.from, s.to, s.tcp)),
+                receiver: Box::new(receiver),
+            };
+            if seg == 0 {
+                let app = App::Bulk {
+                    flow: this,
+                    size,
+                    stop,
+                };
+                let flow = Flow::new(this, kind, pair, (s.from, s.to), ends);
+                self.add_flow(flow, app, start, stop);
+            } else {
+                let mut flow = Flow::new(this, FlowKind::Relay, pair, (s.from, s.to), ends);
+                flow.start = start;
+                self.flows.push(flow);
+            }
+            let f = &mut self.flows[this.idx()];
+            f.origin = id;
+            f.last_hop = last_hop;
+            if let (Some(up), Some(buffer)) = (prev, s.relay_buffer) {
+                let r = RelayId(self.relays.len() as u32);
+                self.relays.push(Relay::new(up, this, buffer));
+                self.flows[up.idx()].relay_in = Some(r);
+                self.flows[this.idx()].relay_out = Some(r);
+            }
+            prev = Some(this);
+        }
+        id
+    }
+
+    /// Add `flow` driven by its own application `app`, which starts at
+    /// `start` and stops at `stop`.
+    fn add_flow(&mut self, mut flow: Flow, app: App, start: SimTime, stop: Option<SimTime>) {
+        let app_id = self.add_app(app);
+        flow.app = Some(app_id);
+        flow.start = start;
+        flow.stop = stop;
+        self.flows.push(flow);
+        self.queue
+            .schedule(start, Event::App(app_id, AppTimer::Start));
+        if let Some(stop) = stop {
+            self.queue
+                .schedule(stop, Event::App(app_id, AppTimer::Stop));
+        }
+    }
+}

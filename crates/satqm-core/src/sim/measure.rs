@@ -1,0 +1,87 @@
+//! Measurement during a run: the periodic sampler (one row per monitored
+//! link per interval, and the traced flows' windows) and the warm-up
+//! snapshot of each flow's delivered bytes.
+
+use super::{Endpoints, Simulation};
+use crate::engine::Event;
+use crate::queue::VqProbe;
+
+impl Simulation {
+    pub(super) fn sample(&mut self) {
+        let now = self.now;
+        let interval = self.sample_interval;
+        for &l in &self.monitored {
+            let port = &mut self.links[l.idx()].port;
+            let s = port.take_sample(now);
+            let probe = port
+                .aqm()
+                .map(|a| self.aqms[a.idx()].aqm.probe())
+                .unwrap_or_default();
+            let vq = port.take_vq_probe(now);
+            let ts = &mut self.timeseries;
+            ts.time_ns.push(now.ns());
+            ts.link.push(l.0);
+            ts.utilization.push(s.busy_ns as f64 / interval.ns() as f64);
+            ts.throughput_bps
+                .push(s.tx_bytes as f64 * 8.0 / interval.secs_f64());
+            ts.queue_packets.push(s.queue_packets);
+            ts.queue_bytes.push(s.queue_bytes);
+            ts.drops.push(s.drops);
+            ts.arrivals.push(s.arrivals);
+            ts.marks.push(s.marks);
+            ts.aqm_avg.push(probe.avg);
+            ts.aqm_prob.push(probe.prob);
+            ts.aqm_vq_bytes.push(probe.vq_bytes);
+            ts.aqm_vcap_bps.push(probe.vcap_bps);
+            ts.aqm_price.push(probe.price);
+            ts.aqm_max_p.push(probe.max_p);
+            ts.aqm_qdelay.push(probe.qdelay);
+            ts.aqm_min_th.push(probe.min_th);
+            ts.aqm_max_th.push(probe.max_th);
+            ts.aqm_pd_avg.push(probe.pd_avg);
+            let col = |f: &dyn Fn(&VqProbe) -> f64| vq.as_ref().map_or(f64::NAN, f);
+            ts.aqm_vq1_packets.push(col(&|v| v.q_packets[0] as f64));
+            ts.aqm_vq2_packets.push(col(&|v| v.q_packets[1] as f64));
+            ts.aqm_vq1_bytes.push(col(&|v| v.q_bytes[0] as f64));
+            ts.aqm_vq2_bytes.push(col(&|v| v.q_bytes[1] as f64));
+            ts.aqm_vq1_rate_bps.push(col(&|v| v.rate_bps[0]));
+            ts.aqm_vq2_rate_bps.push(col(&|v| v.rate_bps[1]));
+            ts.aqm_vq1_arrived_bytes
+                .push(col(&|v| v.arrived_bytes[0] as f64));
+            ts.aqm_vq2_arrived_bytes
+                .push(col(&|v| v.arrived_bytes[1] as f64));
+            ts.aqm_vq1_delay_s.push(col(&|v| v.delay_mean_s[0]));
+            ts.aqm_vq2_delay_s.push(col(&|v| v.delay_mean_s[1]));
+        }
+        self.trace_windows();
+        if now >= self.warmup && !self.warmup_snapshot_taken {
+            self.warmup_snapshot_taken = true;
+            for flow in &mut self.flows {
+                flow.delivered_at_warmup = Some(flow.delivered);
+            }
+        }
+        let next = now + interval;
+        if next <= self.end {
+            self.queue.schedule(next, Event::Sample);
+        }
+    }
+
+    /// One row per traced flow: its window, threshold and delivered bytes.
+    fn trace_windows(&mut self) {
+        let now = self.now;
+        for &f in &self.trace_cwnd {
+            // Flows made as traffic arrives (short, web, web_mice) may not
+            // exist yet.
+            let Some(flow) = self.flows.get(f.idx()) else {
+                continue;
+            };
+            if let Endpoints::Tcp { sender, .. } = &flow.ends {
+                self.cwnd.time_ns.push(now.ns());
+                self.cwnd.flow.push(f.0);
+                self.cwnd.cwnd_bytes.push(sender.win.cwnd);
+                self.cwnd.ssthresh_bytes.push(sender.win.ssthresh);
+                self.cwnd.delivered_bytes.push(flow.delivered);
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The simulation: its entities, the run loop and event dispatch.
+//!
+//! One [`Simulation`] is one single-threaded, deterministic run. Its rooms:
+//!
+//! - `build.rs`: from a validated scenario to nodes, links, AQMs, PEPs,
+//!   flows and applications;
+//! - `apps.rs`: what each application does when its timers fire;
+//! - `transport.rs`: the glue between transports and the network (packets
+//!   an endpoint emits, its timers, deliveries, PEP relays);
+//! - `network.rs`: a packet's hops (forwarding, ports, transmitters, delay
+//!   lines), through `net/`;
+//! - `measure.rs`: the periodic sampler and the warm-up snapshot;
+//! - `report.rs`: the typed run and flow summaries.
+
+mod apps;
+mod build;
+mod measure;
+mod network;
+mod report;
+mod transport;
+
+pub use report::{FlowSummary, PacketCounts, RunSummary, SummaryValue};
+
+use crate::engine::{Event, EventQueue};
+use crate::error::Result;
+use crate::gateway::{Pep, Relay};
+use crate::ids::{AppId, FlowId, FlowKind, LinkId, NodeId, RelayId};
+use crate::net::{Link, PlacedAqm, Routes};
+use crate::packet::Packet;
+use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
+use crate::time::SimTime;
+use crate::traffic::App;
+use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::udp::UdpSink;
+use crate::Scenario;
+
+/// The two ends of a flow.
+#[derive(Debug)]
+pub enum Endpoints {
+    Tcp {
+        sender: Box<TcpSender>,
+        receiver: Box<TcpReceiver>,
+    },
+    Udp {
+        sink: UdpSink,
+    },
+}
+
+#[derive(Debug)]
+pub struct Flow {
+    pub id: FlowId,
+    pub kind: FlowKind,
+    pub pair: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// The application that drives it (none for a PEP's connections).
+    pub app: Option<AppId>,
+    pub start: SimTime,
+    pub stop: Option<SimTime>,
+    pub ends: Endpoints,
+    /// Payload bytes delivered in order to the receiving application.
+    pub delivered: u64,
+    pub delivered_at_warmup: Option<u64>,
+    /// When the receiver got the last byte of a finite transfer.
+    pub completed: Option<SimTime>,
+    sender_timer: Option<SimTime>,
+    ack_timer: Option<SimTime>,
+    /// The end-to-end flow this connection carries (itself unless it is a
+    /// segment a PEP opened).
+    pub origin: FlowId,
+    /// Its receiver is the final destination: deliveries count for `origin`.
+    pub last_hop: bool,
+    /// The relay this connection's receiver feeds.
+    relay_in: Option<RelayId>,
+    /// The relay that feeds this connection's sender.
+    relay_out: Option<RelayId>,
+    /// The application to tell when the transfer has arrived.
+    owner: Option<AppId>,
+}
+
+impl Flow {
+    fn new(
+        id: FlowId,
+        kind: FlowKind,
+        pair: u32,
+        (src, dst): (NodeId, NodeId),
+        ends: Endpoints,
+    ) -> Flow {
+        Flow {
+            id,
+            kind,
+            pair,
+            src,
+            dst,
+            app: None,
+            start: SimTime::ZERO,
+            stop: None,
+            ends,
+            delivered: 0,
+            delivered_at_warmup: None,
+            completed: None,
+            sender_timer: None,
+            ack_timer: None,
+            origin: id,
+            last_hop: true,
+            relay_in: None,
+            relay_out: None,
+            owner: None,
+        }
+    }
+}
+
+pub struct Simulation {
+    now: SimTime,
+    end: SimTime,
+    warmup: SimTime,
+    sample_interval: SimTime,
+    queue: EventQueue,
+    pub node_names: Vec<String>,
+    pub links: Vec<Link>,
+    routes: Routes,
+    pub flows: Vec<Flow>,
+    apps: Vec<App>,
+    /// Packets the endpoint being handled has just emitted.
+    out: Vec<Packet>,
+    next_uid: u64,
+    delivered_packets: u64,
+    dropped_packets: u64,
+    pub timeseries: TimeSeries,
+    pub drops: DropLog,
+    pub cwnd: CwndTrace,
+    /// Every window cut of every TCP sender.
+    pub congestion: CongestionLog,
+    trace_cwnd: Vec<FlowId>,
+    /// The link whose figures the summary reports.
+    pub bottleneck: LinkId,
+    /// (sender, receiver) node of each host pair.
+    pairs: Vec<(NodeId, NodeId)>,
+    /// Distinct senders and receivers of the pairs (web traffic's servers
+    /// and clients).
+    servers: Vec<NodeId>,
+    clients: Vec<NodeId>,
+    /// Links the sampler records.
+    monitored: Vec<LinkId>,
+    warmup_snapshot_taken: bool,
+    pub aqms: Vec<PlacedAqm>,
+    peps: Vec<Pep>,
+    pub relays: Vec<Relay>,
+    pub seed: u64,
+}
+
+impl Simulation {
+    /// Parse, validate and build in one step.
+    pub fn from_toml(text: &str) -> Result<Simulation> {
+        Simulation::new(&Scenario::from_toml(text)?)
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    pub fn finished(&self) -> bool {
+        self.now >= self.end
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.queue.processed()
+    }
+
+    /// Process every event up to and including time `t` (at most the end
+    /// of the run).
+    pub fn run_until(&mut self, t: SimTime) -> Result<()> {
+        self.run_until_budget(t, u64::MAX).map(|_| ())
+    }
+
+    /// Like [`run_until`](Self::run_until) but stops after `max_events`
+    /// events; returns whether time `t` (or the end) was reached. Callers
+    /// that must stay responsive (Ctrl-C, progress bars) loop on this.
+    pub fn run_until_budget(&mut self, t: SimTime, max_events: u64) -> Result<bool> {
+        let limit = t.min(self.end);
+        let mut n = 0;
+        while let Some(tn) = self.queue.peek_time() {
+            if tn > limit {
+                break;
+            }
+            if n == max_events {
+                return Ok(false);
+            }
+            let (time, ev) = self.queue.pop().expect("peeked");
+            self.now = time;
+            self.dispatch(ev)?;
+            n += 1;
+        }
+        self.now = self.now.max(limit);
+        Ok(true)
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        self.run_until(self.end)
+    }
+
+    fn dispatch(&mut self, ev: Event) -> Result<()> {
+        match ev {
+            Event::TxDone(l) => self.tx_done(l),
+            Event::Arrive(l) => return self.arrive(l),
+            Event::SenderTimer(f) => return self.sender_timer(f),
+            Event::AckTimer(f) => return self.ack_timer(f),
+            Event::App(a, timer) => return self.app_event(a, timer),
+            Event::Sample => self.sample(),
+            Event::AqmTimer(a) => {
+                let now = self.now;
+                let slot = &mut self.aqms[a.idx()];
+                let view = self.links[slot.monitor.idx()].view(now);
+                if let Some(next) = slot.on_timer(now, &view) {
+                    if next <= self.end {
+                        self.queue.schedule(next, Event::AqmTimer(a));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,138 @@
+//! A packet's hops: forwarding by the routing table, the port and
+//! transmitter of each link (`net/`), and arrival at the far end.
+
+use super::{Endpoints, Flow, Simulation};
+use crate::engine::{Event, EventQueue};
+use crate::error::{Error, Result};
+use crate::ids::{FlowKind, LinkId, NodeId};
+use crate::net::{DropReason, PlacedAqm, PortSink};
+use crate::packet::{Packet, PacketKind};
+use crate::probe::DropLog;
+use crate::time::SimTime;
+
+/// What the ports of link `link` reach of the simulation while they handle
+/// a packet: the drop log, the flows' senders, the event queue.
+struct Sink<'a> {
+    now: SimTime,
+    link: LinkId,
+    drops: &'a mut DropLog,
+    dropped_packets: &'a mut u64,
+    flows: &'a mut [Flow],
+    queue: &'a mut EventQueue,
+}
+
+impl PortSink for Sink<'_> {
+    fn log(&mut self, pkt: &Packet, index: u64, reason: DropReason) {
+        if !reason.is_mark() {
+            *self.dropped_packets += 1;
+        }
+        let d = &mut *self.drops;
+        d.time_ns.push(self.now.ns());
+        d.link.push(self.link.0);
+        d.flow.push(pkt.flow.0);
+        d.index.push(index);
+        d.reason.push(reason as u8);
+        d.data
+            .push(matches!(pkt.kind, PacketKind::TcpData | PacketKind::Udp));
+        d.size.push(pkt.size);
+    }
+
+    fn held_in_host(&mut self, pkt: &Packet) {
+        // Its sender's retransmission timer must not count the wait.
+        if matches!(pkt.kind, PacketKind::TcpData | PacketKind::Syn) {
+            if let Endpoints::Tcp { sender, .. } = &mut self.flows[pkt.flow.idx()].ends {
+                sender.held_in_host += 1;
+            }
+        }
+    }
+
+    fn left_host(&mut self, pkt: &Packet, now: SimTime) {
+        if matches!(pkt.kind, PacketKind::TcpData | PacketKind::Syn) {
+            if let Endpoints::Tcp { sender, .. } = &mut self.flows[pkt.flow.idx()].ends {
+                sender.on_left_host(pkt.seq, now);
+            }
+            // The deadline only moves later: the pending timer event finds
+            // it not due and schedules the new one.
+        }
+    }
+
+    fn flow_kind(&self, pkt: &Packet) -> FlowKind {
+        let origin = self.flows[pkt.flow.idx()].origin;
+        self.flows[origin.idx()].kind
+    }
+
+    #[inline]
+    fn schedule(&mut self, t: SimTime, ev: Event) {
+        self.queue.schedule(t, ev);
+    }
+}
+
+impl Simulation {
+    /// Link `l`, every placed AQM, and the sink its port reports to, at the
+    /// current time: disjoint borrows of the simulation.
+    fn port_parts(&mut self, l: LinkId) -> (&mut crate::net::Link, &mut [PlacedAqm], Sink<'_>) {
+        let Simulation {
+            now,
+            links,
+            aqms,
+            drops,
+            dropped_packets,
+            flows,
+            queue,
+            ..
+        } = self;
+        let sink = Sink {
+            now: *now,
+            link: l,
+            drops,
+            dropped_packets,
+            flows,
+            queue,
+        };
+        (&mut links[l.idx()], aqms, sink)
+    }
+
+    /// Send `pkt`, now at node `at`, on its next hop.
+    pub(super) fn forward(&mut self, at: NodeId, pkt: Packet) -> Result<()> {
+        let Some(l) = self.routes.next_hop(at, pkt.dst) else {
+            return Err(Error::Simulation(format!(
+                "no route from {} to {}",
+                self.node_names[at.idx()],
+                self.node_names[pkt.dst.idx()]
+            )));
+        };
+        self.enqueue(l, pkt);
+        Ok(())
+    }
+
+    fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+        let now = self.now;
+        let monitor = self.links[l.idx()].port.aqm().map(|a| {
+            let m = self.aqms[a.idx()].monitor;
+            self.links[m.idx()].view(now)
+        });
+        let (link, aqms, mut sink) = self.port_parts(l);
+        link.enqueue(l, now, pkt, aqms, monitor, &mut sink);
+    }
+
+    pub(super) fn tx_done(&mut self, l: LinkId) {
+        let now = self.now;
+        let (link, aqms, mut sink) = self.port_parts(l);
+        link.tx_done(l, now, aqms, &mut sink);
+    }
+
+    /// The packet at the head of link `l`'s delay line reaches the far end.
+    pub(super) fn arrive(&mut self, l: LinkId) -> Result<()> {
+        let link = &mut self.links[l.idx()];
+        let (_, pkt) = link.line.pop_front().expect("Arrive without a packet");
+        let to = link.to;
+        if let Some(&(t, _)) = link.line.front() {
+            self.queue.schedule(t, Event::Arrive(l));
+        }
+        if pkt.dst == to {
+            self.deliver(pkt)
+        } else {
+            self.forward(to, pkt)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The glue between transport endpoints and the network: timers, the
+//! packets an endpoint emits, deliveries to receivers and senders, and the
+//! PEP relays that join split connections.
+
+use super::{Endpoints, Simulation};
+use crate::engine::Event;
+use crate::error::{Error, Result};
+use crate::ids::{FlowId, RelayId};
+use crate::packet::{Packet, PacketKind};
+use crate::time::SimTime;
+use crate::transport::Emit;
+
+pub(super) fn emit<'a>(now: SimTime, out: &'a mut Vec<Packet>, next_uid: &'a mut u64) -> Emit<'a> {
+    Emit { now, out, next_uid }
+}
+
+impl Simulation {
+    pub(super) fn sender_timer(&mut self, f: FlowId) -> Result<()> {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        if flow.sender_timer == Some(now) {
+            flow.sender_timer = None;
+        }
+        if let Endpoints::Tcp { sender, .. } = &mut flow.ends {
+            sender.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
+        }
+        self.after_endpoint(f)
+    }
+
+    pub(super) fn ack_timer(&mut self, f: FlowId) -> Result<()> {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        if flow.ack_timer == Some(now) {
+            flow.ack_timer = None;
+        }
+        if let Endpoints::Tcp { receiver, .. } = &mut flow.ends {
+            receiver.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
+        }
+        self.after_endpoint(f)
+    }
+
+    /// Log the window cuts flow `f`'s sender just made, re-arm its timers
+    /// and route the packets it emitted.
+    pub(super) fn after_endpoint(&mut self, f: FlowId) -> Result<()> {
+        let flow = &mut self.flows[f.idx()];
+        if let Endpoints::Tcp { sender, receiver } = &mut flow.ends {
+            if !sender.cuts.is_empty() {
+                let log = &mut self.congestion;
+                for c in sender.cuts.drain(..) {
+                    log.time_ns.push(c.time.ns());
+                    log.flow.push(f.0);
+                    log.origin.push(flow.origin.0);
+                    log.kind.push(c.kind as u8);
+                    log.cwnd_before.push(c.cwnd_before);
+                    log.cwnd_after.push(c.cwnd_after);
+                    log.ssthresh.push(c.ssthresh);
+                    log.srtt_s.push(c.srtt.map_or(f64::NAN, |t| t.secs_f64()));
+                }
+            }
+            if let Some(t) = sender.next_wakeup() {
+                if flow.sender_timer.is_none_or(|s| t < s) {
+                    flow.sender_timer = Some(t);
+                    self.queue.schedule(t.max(self.now), Event::SenderTimer(f));
+                }
+            }
+            if let Some(t) = receiver.next_wakeup() {
+                if flow.ack_timer.is_none_or(|s| t < s) {
+                    flow.ack_timer = Some(t);
+                    self.queue.schedule(t.max(self.now), Event::AckTimer(f));
+                }
+            }
+        }
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let mut result = Ok(());
+        for pkt in out.drain(..) {
+            if let Err(e) = self.forward(pkt.src, pkt) {
+                result = Err(e);
+            }
+        }
+        self.out = out;
+        result
+    }
+
+    /// `pkt` has reached its destination host: hand it to its endpoint.
+    pub(super) fn deliver(&mut self, pkt: Packet) -> Result<()> {
+        let now = self.now;
+        self.delivered_packets += 1;
+        let f = pkt.flow;
+        let flow = &mut self.flows[f.idx()];
+        let mut em = emit(now, &mut self.out, &mut self.next_uid);
+        match (&mut flow.ends, pkt.kind) {
+            (Endpoints::Tcp { receiver, .. }, PacketKind::Syn | PacketKind::TcpData) => {
+                let d = receiver.on_segment(&pkt, &mut em);
+                let (origin, last_hop, relay) = (flow.origin, flow.last_hop, flow.relay_in);
+                if last_hop {
+                    let o = &mut self.flows[origin.idx()];
+                    o.delivered += d.bytes;
+                    if d.closed && o.completed.is_none() {
+                        o.completed = Some(now);
+                        if let Some(owner) = o.owner {
+                            self.transfer_done(owner);
+                        }
+                    }
+                }
+                if let Some(r) = relay {
+                    if d.closed {
+                        self.relays[r.idx()].upstream_closed();
+                    }
+                    self.pump(r);
+                    self.after_endpoint(self.relays[r.idx()].down)?;
+                }
+            }
+            (Endpoints::Tcp { sender, .. }, PacketKind::SynAck | PacketKind::TcpAck) => {
+                sender.on_ack(&pkt, &mut em);
+                if let Some(r) = flow.relay_out {
+                    self.pump(r);
+                    self.after_endpoint(self.relays[r.idx()].up)?;
+                }
+            }
+            (Endpoints::Udp { sink }, PacketKind::Udp) => {
+                sink.packets += 1;
+                sink.bytes += pkt.len as u64;
+                flow.delivered += pkt.len as u64;
+            }
+            _ => {
+                return Err(Error::Simulation(format!(
+                    "flow {} received a {:?} packet it cannot handle",
+                    f.0, pkt.kind
+                )))
+            }
+        }
+        self.after_endpoint(f)
+    }
+
+    /// Let relay `r` move what it can from its upstream receiver to its
+    /// downstream sender.
+    fn pump(&mut self, r: RelayId) {
+        let relay = &mut self.relays[r.idx()];
+        let (ui, di) = (relay.up.idx(), relay.down.idx());
+        let (up, down) = if ui < di {
+            let (x, y) = self.flows.split_at_mut(di);
+            (&mut x[ui], &mut y[0])
+        } else {
+            let (x, y) = self.flows.split_at_mut(ui);
+            (&mut y[0], &mut x[di])
+        };
+        let (Endpoints::Tcp { receiver: rcv, .. }, Endpoints::Tcp { sender: snd, .. }) =
+            (&mut up.ends, &mut down.ends)
+        else {
+            return;
+        };
+        relay.pump(
+            rcv,
+            snd,
+            &mut emit(self.now, &mut self.out, &mut self.next_uid),
+        );
+    }
+}
