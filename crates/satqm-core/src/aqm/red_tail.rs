@@ -95,38 +95,100 @@ impl RedTailParams {
         }
         let update_interval = t.opt_time("update_interval")?;
 
-        let mean_packet_size = t.f64_in("mean_packet_size", 1000.0, 0.0, true, 1e6)?;
-        let min_th2 = t.required_bytes("min_th2")?;
-        let max_th2 = t.required_bytes("max_th2")?;
-        if min_th2 >= max_th2 {
+        let ared = red_queue(t)?;
+        let thresholds = Thresholds::parse(t)?;
+        let w_p = t.opt_f64("w_p")?;
+        if let Some(w) = w_p {
+            t.check_range("w_p", w, 0.0, true, 1.0)?;
+        }
+
+        let classifier = Classifier::parse(t)?;
+
+        Ok(RedTailParams {
+            min_th1,
+            max_th1,
+            c1_min_bps,
+            c1_max_bps,
+            update_interval,
+            ared,
+            thresholds,
+            w_p,
+            classifier,
+        })
+    }
+
+    /// The split for a link of `link_bps`: `C1min` defaults to
+    /// `C minth1/maxth1` (where the linear part of the rule starts, so the
+    /// rate is continuous at `minth1`), `C1max` to `C` (Section VI-A's
+    /// analysis). `path` prefixes error key paths (`aqm[0]`).
+    pub fn split(&self, link_bps: u64, path: &str) -> Result<SplitParams, ConfigError> {
+        let c = link_bps as f64;
+        let c1_max = self.c1_max_bps.unwrap_or(c);
+        if c1_max > c {
             return Err(ConfigError::new(
-                t.key_path("min_th2"),
-                "must be less than max_th2",
+                format!("{path}.c1_max"),
+                format!("must be at most the link rate ({link_bps} bit/s)"),
             ));
         }
-        let w_q = if t.has("w_q") {
-            t.f64_in("w_q", 0.002, 0.0, true, 1.0)?
-        } else {
-            f64::NAN
-        };
-        let red = RedParams {
-            min_th: min_th2 / mean_packet_size,
-            max_th: max_th2 / mean_packet_size,
-            max_p: t.f64_in("max_p", 0.1, 0.0, true, 1.0)?,
-            w_q,
-            gentle: true,
-            byte_mode: false,
-            mean_packet_size,
-        };
-        let ared = AredParams {
-            red,
-            alpha: t.f64_in("alpha", 0.01, 0.0, true, 1.0)?,
-            beta: t.f64_in("beta", 0.9, 0.0, true, 1.0)?,
-            interval: t.time("interval", SimTime::from_ms(500))?,
-        };
+        let c1_min = self
+            .c1_min_bps
+            .unwrap_or(c * self.min_th1 / self.max_th1)
+            .min(c1_max);
+        if let Some(lo) = self.c1_min_bps {
+            if lo > c1_max {
+                return Err(ConfigError::new(
+                    format!("{path}.c1_min"),
+                    format!("must be at most c1_max ({c1_max} bit/s)"),
+                ));
+            }
+        }
+        Ok(SplitParams {
+            min_th1: self.min_th1,
+            max_th1: self.max_th1,
+            c1_min_bps: c1_min,
+            c1_max_bps: c1_max,
+            update_interval: self.update_interval,
+        })
+    }
+}
 
+/// The RED queue's parameters (`min_th2`, `max_th2` and Adaptive RED's
+/// keys), in packets of `mean_packet_size`.
+fn red_queue(t: &mut ParamTable) -> Result<AredParams, ConfigError> {
+    let mean_packet_size = t.f64_in("mean_packet_size", 1000.0, 0.0, true, 1e6)?;
+    let min_th2 = t.required_bytes("min_th2")?;
+    let max_th2 = t.required_bytes("max_th2")?;
+    if min_th2 >= max_th2 {
+        return Err(ConfigError::new(
+            t.key_path("min_th2"),
+            "must be less than max_th2",
+        ));
+    }
+    let w_q = if t.has("w_q") {
+        t.f64_in("w_q", 0.002, 0.0, true, 1.0)?
+    } else {
+        f64::NAN
+    };
+    let red = RedParams {
+        min_th: min_th2 / mean_packet_size,
+        max_th: max_th2 / mean_packet_size,
+        max_p: t.f64_in("max_p", 0.1, 0.0, true, 1.0)?,
+        w_q,
+        gentle: true,
+        byte_mode: false,
+        mean_packet_size,
+    };
+    Ok(AredParams {
+        red,
+        alpha: t.f64_in("alpha", 0.01, 0.0, true, 1.0)?,
+        beta: t.f64_in("beta", 0.9, 0.0, true, 1.0)?,
+        interval: t.time("interval", SimTime::from_ms(500))?,
+    })
+}
+impl Thresholds {
+    fn parse(t: &mut ParamTable) -> Result<Thresholds, ConfigError> {
         let dynamic_keys = ["p_low", "p_high", "gamma"];
-        let thresholds = match t.opt_str("thresholds")?.as_deref() {
+        Ok(match t.opt_str("thresholds")?.as_deref() {
             None | Some("fixed") => {
                 if let Some(k) = dynamic_keys.iter().find(|k| t.has(k)) {
                     return Err(ConfigError::new(
@@ -161,13 +223,13 @@ impl RedTailParams {
                     format!("unknown thresholds {other:?} (known: fixed, dynamic)"),
                 ))
             }
-        };
-        let w_p = t.opt_f64("w_p")?;
-        if let Some(w) = w_p {
-            t.check_range("w_p", w, 0.0, true, 1.0)?;
-        }
+        })
+    }
+}
 
-        let classifier = match t.opt_str("classifier")?.as_deref() {
+impl Classifier {
+    fn parse(t: &mut ParamTable) -> Result<Classifier, ConfigError> {
+        Ok(match t.opt_str("classifier")?.as_deref() {
             None | Some("kind") => {
                 for k in ["age_packets", "age_timeout"] {
                     if t.has(k) {
@@ -216,52 +278,6 @@ impl RedTailParams {
                     format!("unknown classifier {other:?} (known: kind, age)"),
                 ))
             }
-        };
-
-        Ok(RedTailParams {
-            min_th1,
-            max_th1,
-            c1_min_bps,
-            c1_max_bps,
-            update_interval,
-            ared,
-            thresholds,
-            w_p,
-            classifier,
-        })
-    }
-
-    /// The split for a link of `link_bps`: `C1min` defaults to
-    /// `C minth1/maxth1` (where the linear part of the rule starts, so the
-    /// rate is continuous at `minth1`), `C1max` to `C` (Section VI-A's
-    /// analysis). `path` prefixes error key paths (`aqm[0]`).
-    pub fn split(&self, link_bps: u64, path: &str) -> Result<SplitParams, ConfigError> {
-        let c = link_bps as f64;
-        let c1_max = self.c1_max_bps.unwrap_or(c);
-        if c1_max > c {
-            return Err(ConfigError::new(
-                format!("{path}.c1_max"),
-                format!("must be at most the link rate ({link_bps} bit/s)"),
-            ));
-        }
-        let c1_min = self
-            .c1_min_bps
-            .unwrap_or(c * self.min_th1 / self.max_th1)
-            .min(c1_max);
-        if let Some(lo) = self.c1_min_bps {
-            if lo > c1_max {
-                return Err(ConfigError::new(
-                    format!("{path}.c1_min"),
-                    format!("must be at most c1_max ({c1_max} bit/s)"),
-                ));
-            }
-        }
-        Ok(SplitParams {
-            min_th1: self.min_th1,
-            max_th1: self.max_th1,
-            c1_min_bps: c1_min,
-            c1_max_bps: c1_max,
-            update_interval: self.update_interval,
         })
     }
 }

@@ -186,63 +186,9 @@ impl Simulation {
     /// The applications (and, for bulk and CBR, the flows) of traffic
     /// entry number `entry`.
     fn add_traffic(&mut self, entry: usize, t: &Traffic, start_rng: &mut Rng) {
-        let seed = self.seed;
         match &t.kind {
-            TrafficKind::Web {
-                connections,
-                ramp_step,
-                ramp_interval,
-                page_min,
-                page_max,
-                think_time,
-                tcp,
-            } => {
-                for slot in 0..*connections {
-                    let rng = Rng::stream(seed, "web", ((entry as u64) << 32) | slot as u64);
-                    let app = self.add_app(App::WebSlot {
-                        page_min: *page_min,
-                        page_max: *page_max,
-                        think: *think_time,
-                        tcp: tcp.clone(),
-                        rng,
-                    });
-                    let at = SimTime(ramp_interval.ns() * (slot / ramp_step) as u64);
-                    if at <= self.end {
-                        self.queue.schedule(at, Event::App(app, AppTimer::Start));
-                    }
-                }
-            }
-            TrafficKind::WebMice {
-                sessions,
-                scale,
-                shape,
-                max,
-                think_mean,
-                tcp,
-            } => {
-                for j in 0..*sessions {
-                    let pair = t.pairs[j as usize % t.pairs.len()];
-                    let rng = Rng::stream(seed, "web-mice", ((entry as u64) << 32) | j as u64);
-                    let mut m = traffic::WebMouse::new(
-                        pair,
-                        *scale,
-                        *shape,
-                        *max,
-                        *think_mean,
-                        tcp.clone(),
-                        t.stop,
-                        rng,
-                    );
-                    let start = match t.start {
-                        StartSpec::At(s) => s,
-                        StartSpec::Uniform(lo, hi) => m.uniform_time(lo, hi),
-                    };
-                    let app = self.add_app(App::WebMouse(Box::new(m)));
-                    if start <= self.end {
-                        self.queue.schedule(start, Event::App(app, AppTimer::Start));
-                    }
-                }
-            }
+            TrafficKind::Web { .. } => self.add_web(entry, t),
+            TrafficKind::WebMice { .. } => self.add_web_mice(entry, t),
             TrafficKind::Short {
                 size,
                 arrival_rate,
@@ -258,7 +204,7 @@ impl Simulation {
                     mean_gap: 1.0 / arrival_rate,
                     tcp: tcp.clone(),
                     stop: t.stop,
-                    rng: Rng::stream(seed, "arrivals", entry as u64),
+                    rng: Rng::stream(self.seed, "arrivals", entry as u64),
                 });
                 self.queue.schedule(start, Event::App(app, AppTimer::Start));
             }
@@ -286,6 +232,75 @@ impl Simulation {
                     let flow = Flow::new(id, FlowKind::Cbr, pair, (src, dst), sink);
                     self.add_flow(flow, app, start, t.stop);
                 }
+            }
+        }
+    }
+
+    /// Web traffic: `connections` slots opened `ramp_step` at a time every
+    /// `ramp_interval`, each fetching pages from random servers.
+    fn add_web(&mut self, entry: usize, t: &Traffic) {
+        let TrafficKind::Web {
+            connections,
+            ramp_step,
+            ramp_interval,
+            page_min,
+            page_max,
+            think_time,
+            tcp,
+        } = &t.kind
+        else {
+            unreachable!("add_web on another kind")
+        };
+        for slot in 0..*connections {
+            let rng = Rng::stream(self.seed, "web", ((entry as u64) << 32) | slot as u64);
+            let app = self.add_app(App::WebSlot {
+                page_min: *page_min,
+                page_max: *page_max,
+                think: *think_time,
+                tcp: tcp.clone(),
+                rng,
+            });
+            let at = SimTime(ramp_interval.ns() * (slot / ramp_step) as u64);
+            if at <= self.end {
+                self.queue.schedule(at, Event::App(app, AppTimer::Start));
+            }
+        }
+    }
+
+    /// Web mice: `sessions` users over the entry's pairs, each fetching
+    /// Pareto-sized files with exponential think times.
+    fn add_web_mice(&mut self, entry: usize, t: &Traffic) {
+        let TrafficKind::WebMice {
+            sessions,
+            scale,
+            shape,
+            max,
+            think_mean,
+            tcp,
+        } = &t.kind
+        else {
+            unreachable!("add_web_mice on another kind")
+        };
+        for j in 0..*sessions {
+            let pair = t.pairs[j as usize % t.pairs.len()];
+            let rng = Rng::stream(self.seed, "web-mice", ((entry as u64) << 32) | j as u64);
+            let mut m = traffic::WebMouse::new(
+                pair,
+                *scale,
+                *shape,
+                *max,
+                *think_mean,
+                tcp.clone(),
+                t.stop,
+                rng,
+            );
+            let start = match t.start {
+                StartSpec::At(s) => s,
+                StartSpec::Uniform(lo, hi) => m.uniform_time(lo, hi),
+            };
+            let app = self.add_app(App::WebMouse(Box::new(m)));
+            if start <= self.end {
+                self.queue.schedule(start, Event::App(app, AppTimer::Start));
             }
         }
     }
