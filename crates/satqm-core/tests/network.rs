@@ -151,3 +151,34 @@ proptest! {
         }
     }
 }
+
+/// Every result table's columns have one length (a column the sampler or a
+/// log forgot to push would not).
+#[test]
+fn result_tables_have_columns_of_one_length() {
+    let text = dumbbell(
+        "20 s",
+        3,
+        "rate = \"10 Mbps\"\ndelay = \"50 ms\"\nbuffer = 20",
+        "rate = \"100 Mbps\"\ndelay = \"5 ms\"",
+        "",
+        "[[traffic]]\nkind = \"bulk\"",
+    )
+    .replace("[simulation]", "[simulation]\ntrace_cwnd = [0, 1]");
+    let sim = run(&text);
+    let fs = sim.flow_summaries();
+    let tables = [
+        ("timeseries", sim.timeseries.columns()),
+        ("drops", sim.drops.columns()),
+        ("cwnd", sim.cwnd.columns()),
+        ("congestion", sim.congestion.columns()),
+        ("flows", satqm_core::sim::FlowSummary::columns(&fs)),
+    ];
+    for (name, cols) in tables {
+        let n = cols[0].1.len();
+        assert!(n > 0, "{name} is empty");
+        for (col, c) in &cols {
+            assert_eq!(c.len(), n, "{name}.{col}");
+        }
+    }
+}

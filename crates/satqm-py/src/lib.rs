@@ -14,6 +14,8 @@ use satqm_core::aqm::QueueView;
 use satqm_core::error::{ConfigError as CoreConfigError, Error};
 use satqm_core::fluid::{params_from_columns, Interpolation, MgtBatch, MgtSettings};
 use satqm_core::net::DropReason;
+use satqm_core::probe::Column;
+use satqm_core::sim::FlowSummary;
 use satqm_core::{Scenario, SimTime};
 
 create_exception!(
@@ -128,6 +130,26 @@ fn parse_quantity(
     quantity_value(&q, dim, path).map_err(|e| to_py(py, e.into()))
 }
 
+/// A result table as a dict of numpy arrays (text columns as lists), in the
+/// core's column order.
+fn table<'py>(
+    py: Python<'py>,
+    columns: Vec<(&'static str, Column)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in columns {
+        match col {
+            Column::U8(v) => d.set_item(name, v.into_pyarray(py))?,
+            Column::U32(v) => d.set_item(name, v.into_pyarray(py))?,
+            Column::U64(v) => d.set_item(name, v.into_pyarray(py))?,
+            Column::F64(v) => d.set_item(name, v.into_pyarray(py))?,
+            Column::Bool(v) => d.set_item(name, v.into_pyarray(py))?,
+            Column::Text(v) => d.set_item(name, PyList::new(py, v)?)?,
+        }
+    }
+    Ok(d)
+}
+
 /// One run of a scenario, advanced step by step or to the end.
 #[pyclass(module = "satqm._core")]
 struct Simulation {
@@ -202,112 +224,12 @@ impl Simulation {
             PyList::new(py, DropReason::ALL.iter().map(|r| r.name()))?,
         )?;
 
-        let ts = &sim.timeseries;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", ts.time_ns.clone().into_pyarray(py))?;
-        d.set_item("link", ts.link.clone().into_pyarray(py))?;
-        d.set_item("utilization", ts.utilization.clone().into_pyarray(py))?;
-        d.set_item("throughput_bps", ts.throughput_bps.clone().into_pyarray(py))?;
-        d.set_item("queue_packets", ts.queue_packets.clone().into_pyarray(py))?;
-        d.set_item("queue_bytes", ts.queue_bytes.clone().into_pyarray(py))?;
-        d.set_item("drops", ts.drops.clone().into_pyarray(py))?;
-        d.set_item("arrivals", ts.arrivals.clone().into_pyarray(py))?;
-        d.set_item("marks", ts.marks.clone().into_pyarray(py))?;
-        d.set_item("aqm_avg", ts.aqm_avg.clone().into_pyarray(py))?;
-        d.set_item("aqm_prob", ts.aqm_prob.clone().into_pyarray(py))?;
-        d.set_item("aqm_vq_bytes", ts.aqm_vq_bytes.clone().into_pyarray(py))?;
-        d.set_item("aqm_vcap_bps", ts.aqm_vcap_bps.clone().into_pyarray(py))?;
-        d.set_item("aqm_price", ts.aqm_price.clone().into_pyarray(py))?;
-        d.set_item("aqm_max_p", ts.aqm_max_p.clone().into_pyarray(py))?;
-        d.set_item("aqm_qdelay", ts.aqm_qdelay.clone().into_pyarray(py))?;
-        macro_rules! ts_col {
-            ($($name:ident),*) => {
-                $(d.set_item(stringify!($name), ts.$name.clone().into_pyarray(py))?;)*
-            };
-        }
-        ts_col!(
-            aqm_min_th,
-            aqm_max_th,
-            aqm_pd_avg,
-            aqm_vq1_packets,
-            aqm_vq2_packets,
-            aqm_vq1_bytes,
-            aqm_vq2_bytes,
-            aqm_vq1_rate_bps,
-            aqm_vq2_rate_bps,
-            aqm_vq1_arrived_bytes,
-            aqm_vq2_arrived_bytes,
-            aqm_vq1_delay_s,
-            aqm_vq2_delay_s
-        );
-        out.set_item("timeseries", d)?;
-
-        let dl = &sim.drops;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", dl.time_ns.clone().into_pyarray(py))?;
-        d.set_item("link", dl.link.clone().into_pyarray(py))?;
-        d.set_item("flow", dl.flow.clone().into_pyarray(py))?;
-        d.set_item("index", dl.index.clone().into_pyarray(py))?;
-        d.set_item("reason", dl.reason.clone().into_pyarray(py))?;
-        d.set_item("data", dl.data.clone().into_pyarray(py))?;
-        d.set_item("size", dl.size.clone().into_pyarray(py))?;
-        out.set_item("drops", d)?;
-
-        let cw = &sim.cwnd;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", cw.time_ns.clone().into_pyarray(py))?;
-        d.set_item("flow", cw.flow.clone().into_pyarray(py))?;
-        d.set_item("cwnd_bytes", cw.cwnd_bytes.clone().into_pyarray(py))?;
-        d.set_item("ssthresh_bytes", cw.ssthresh_bytes.clone().into_pyarray(py))?;
-        d.set_item(
-            "delivered_bytes",
-            cw.delivered_bytes.clone().into_pyarray(py),
-        )?;
-        out.set_item("cwnd", d)?;
-
-        let cg = &sim.congestion;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", cg.time_ns.clone().into_pyarray(py))?;
-        d.set_item("flow", cg.flow.clone().into_pyarray(py))?;
-        d.set_item("origin", cg.origin.clone().into_pyarray(py))?;
-        d.set_item("kind", cg.kind.clone().into_pyarray(py))?;
-        d.set_item("cwnd_before", cg.cwnd_before.clone().into_pyarray(py))?;
-        d.set_item("cwnd_after", cg.cwnd_after.clone().into_pyarray(py))?;
-        d.set_item("ssthresh", cg.ssthresh.clone().into_pyarray(py))?;
-        d.set_item("srtt_s", cg.srtt_s.clone().into_pyarray(py))?;
-        out.set_item("congestion", d)?;
-
+        out.set_item("timeseries", table(py, sim.timeseries.columns())?)?;
+        out.set_item("drops", table(py, sim.drops.columns())?)?;
+        out.set_item("cwnd", table(py, sim.cwnd.columns())?)?;
+        out.set_item("congestion", table(py, sim.congestion.columns())?)?;
         let fs = sim.flow_summaries();
-        let d = PyDict::new(py);
-        macro_rules! col {
-            ($name:ident) => {
-                d.set_item(
-                    stringify!($name),
-                    fs.iter()
-                        .map(|f| f.$name)
-                        .collect::<Vec<_>>()
-                        .into_pyarray(py),
-                )?;
-            };
-        }
-        col!(flow);
-        col!(pair);
-        col!(start_s);
-        col!(completion_s);
-        col!(bytes_delivered);
-        col!(goodput_bps);
-        col!(segments_sent);
-        col!(retransmits);
-        col!(fast_retransmits);
-        col!(timeouts);
-        col!(ecn_reductions);
-        col!(rtt_samples);
-        col!(rtt_min_s);
-        col!(rtt_mean_s);
-        col!(rtt_max_s);
-        col!(cwnd_bytes);
-        d.set_item("kind", PyList::new(py, fs.iter().map(|f| f.kind.name()))?)?;
-        out.set_item("flows", d)?;
+        out.set_item("flows", table(py, FlowSummary::columns(&fs))?)?;
 
         let s = PyDict::new(py);
         for (k, v) in sim.summary().entries() {

@@ -1,96 +1,215 @@
 //! Measurement: columnar records that the bindings hand to Python as
 //! arrays without reshaping.
+//!
+//! Each record table is declared once, with [`columns!`]: the struct of
+//! column vectors and its [`columns`](TimeSeries::columns) list, by name and
+//! in order, come from the one declaration, so the bindings never name a
+//! column. (The Python side declares each table's dtypes for pandas in
+//! `satqm/results.py`; a test checks that it, the type stubs and these
+//! tables agree.)
 
-/// One row per monitored link per sample interval; values describe the
-/// interval ending at `time_ns` (queue lengths are instantaneous at that time).
-#[derive(Debug, Default, Clone)]
-pub struct TimeSeries {
-    pub time_ns: Vec<u64>,
-    pub link: Vec<u32>,
-    /// Fraction of the interval the transmitter was busy.
-    pub utilization: Vec<f64>,
-    /// Bits serialized during the interval, per second.
-    pub throughput_bps: Vec<f64>,
-    pub queue_packets: Vec<u32>,
-    pub queue_bytes: Vec<u64>,
-    pub drops: Vec<u64>,
-    /// Packets that arrived at the port during the interval.
-    pub arrivals: Vec<u64>,
-    /// ECN marks made at the port during the interval.
-    pub marks: Vec<u64>,
-    /// Internals of the AQM acting at the link (NaN without one).
-    pub aqm_avg: Vec<f64>,
-    pub aqm_prob: Vec<f64>,
-    pub aqm_vq_bytes: Vec<f64>,
-    pub aqm_vcap_bps: Vec<f64>,
-    pub aqm_price: Vec<f64>,
-    pub aqm_max_p: Vec<f64>,
-    pub aqm_qdelay: Vec<f64>,
-    /// RED+Tail: the RED queue's thresholds (packets) and average drop
-    /// probability.
-    pub aqm_min_th: Vec<f64>,
-    pub aqm_max_th: Vec<f64>,
-    pub aqm_pd_avg: Vec<f64>,
-    /// RED+Tail virtual queues (1: drop-tail, 2: RED): lengths at the
-    /// sample time, service rates in force, bytes that arrived in the
-    /// interval (dropped ones included), mean wait of the packets that
-    /// started service in the interval.
-    pub aqm_vq1_packets: Vec<f64>,
-    pub aqm_vq2_packets: Vec<f64>,
-    pub aqm_vq1_bytes: Vec<f64>,
-    pub aqm_vq2_bytes: Vec<f64>,
-    pub aqm_vq1_rate_bps: Vec<f64>,
-    pub aqm_vq2_rate_bps: Vec<f64>,
-    pub aqm_vq1_arrived_bytes: Vec<f64>,
-    pub aqm_vq2_arrived_bytes: Vec<f64>,
-    pub aqm_vq1_delay_s: Vec<f64>,
-    pub aqm_vq2_delay_s: Vec<f64>,
+use crate::ids::FlowKind;
+
+/// One column of a result table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    U8(Vec<u8>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Bool(Vec<bool>),
+    Text(Vec<&'static str>),
 }
 
-/// Every packet lost inside the network.
-#[derive(Debug, Default, Clone)]
-pub struct DropLog {
-    pub time_ns: Vec<u64>,
-    pub link: Vec<u32>,
-    pub flow: Vec<u32>,
-    /// Index of the packet among all packets that arrived at that port.
-    pub index: Vec<u64>,
-    pub reason: Vec<u8>,
-    /// True for data-carrying packets (TCP data, UDP), false for ACKs and
-    /// handshake packets.
-    pub data: Vec<bool>,
-    pub size: Vec<u32>,
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::U8(v) => v.len(),
+            Column::U32(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Bool(v) => v.len(),
+            Column::Text(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
-/// Congestion window of traced flows at each sample time.
-#[derive(Debug, Default, Clone)]
-pub struct CwndTrace {
-    pub time_ns: Vec<u64>,
-    pub flow: Vec<u32>,
-    pub cwnd_bytes: Vec<f64>,
-    pub ssthresh_bytes: Vec<f64>,
-    /// Payload bytes the flow has delivered in order so far (its rate over
-    /// an interval is the difference of two samples).
-    pub delivered_bytes: Vec<u64>,
+/// A type a result column can hold.
+pub trait ColumnValue: Copy {
+    fn column(values: Vec<Self>) -> Column;
 }
 
-/// Every congestion-window cut of every TCP sender (fast retransmit,
-/// timeout, ECN), for synchronization measures: how many connections cut
-/// their windows within the same round trip.
-#[derive(Debug, Default, Clone)]
-pub struct CongestionLog {
-    pub time_ns: Vec<u64>,
-    /// The connection that cut (a PEP segment has its own flow id).
-    pub flow: Vec<u32>,
-    /// The end-to-end flow it carries.
-    pub origin: Vec<u32>,
-    /// `CutKind`: 0 fast retransmit, 1 timeout, 2 ECN.
-    pub kind: Vec<u8>,
-    pub cwnd_before: Vec<f64>,
-    pub cwnd_after: Vec<f64>,
-    pub ssthresh: Vec<f64>,
-    /// Smoothed RTT at the cut, seconds (NaN before the first sample).
-    pub srtt_s: Vec<f64>,
+macro_rules! column_value {
+    ($($t:ty => $variant:ident),*) => {
+        $(impl ColumnValue for $t {
+            fn column(values: Vec<Self>) -> Column {
+                Column::$variant(values)
+            }
+        })*
+    };
+}
+column_value!(u8 => U8, u32 => U32, u64 => U64, f64 => F64, bool => Bool);
+
+impl ColumnValue for FlowKind {
+    fn column(values: Vec<Self>) -> Column {
+        Column::Text(values.into_iter().map(FlowKind::name).collect())
+    }
+}
+
+/// Declare a columnar record table: a struct of `Vec` columns with a
+/// `columns()` list of them, by name, in declaration order.
+macro_rules! columns {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $( $(#[$fm:meta])* pub $field:ident : Vec<$ty:ty>, )*
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Default, Clone)]
+        pub struct $name {
+            $( $(#[$fm])* pub $field: Vec<$ty>, )*
+        }
+
+        impl $name {
+            /// Every column, by name, in order.
+            pub fn columns(&self) -> Vec<(&'static str, Column)> {
+                vec![$( (stringify!($field), <$ty as ColumnValue>::column(self.$field.clone())), )*]
+            }
+        }
+    };
+}
+
+/// Declare a row type whose result table is a list of rows: the struct and
+/// a `columns(rows)` that turns rows into named columns, in declaration
+/// order. Fields after `;` are kept in the row but not in the table.
+macro_rules! rows {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $( $(#[$fm:meta])* pub $field:ident : $ty:ty, )*
+            ;
+            $( $(#[$im:meta])* pub $ifield:ident : $ity:ty, )*
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone)]
+        pub struct $name {
+            $( $(#[$fm])* pub $field: $ty, )*
+            $( $(#[$im])* pub $ifield: $ity, )*
+        }
+
+        impl $name {
+            /// The table of `rows`: every column, by name, in order.
+            pub fn columns(rows: &[$name]) -> Vec<(&'static str, Column)> {
+                vec![$( (
+                    stringify!($field),
+                    <$ty as ColumnValue>::column(rows.iter().map(|r| r.$field).collect()),
+                ), )*]
+            }
+        }
+    };
+}
+pub(crate) use rows;
+
+columns! {
+    /// One row per monitored link per sample interval; values describe the
+    /// interval ending at `time_ns` (queue lengths are instantaneous at that time).
+    pub struct TimeSeries {
+        pub time_ns: Vec<u64>,
+        pub link: Vec<u32>,
+        /// Fraction of the interval the transmitter was busy.
+        pub utilization: Vec<f64>,
+        /// Bits serialized during the interval, per second.
+        pub throughput_bps: Vec<f64>,
+        pub queue_packets: Vec<u32>,
+        pub queue_bytes: Vec<u64>,
+        pub drops: Vec<u64>,
+        /// Packets that arrived at the port during the interval.
+        pub arrivals: Vec<u64>,
+        /// ECN marks made at the port during the interval.
+        pub marks: Vec<u64>,
+        /// Internals of the AQM acting at the link (NaN without one).
+        pub aqm_avg: Vec<f64>,
+        pub aqm_prob: Vec<f64>,
+        pub aqm_vq_bytes: Vec<f64>,
+        pub aqm_vcap_bps: Vec<f64>,
+        pub aqm_price: Vec<f64>,
+        pub aqm_max_p: Vec<f64>,
+        pub aqm_qdelay: Vec<f64>,
+        /// RED+Tail: the RED queue's thresholds (packets) and average drop
+        /// probability.
+        pub aqm_min_th: Vec<f64>,
+        pub aqm_max_th: Vec<f64>,
+        pub aqm_pd_avg: Vec<f64>,
+        /// RED+Tail virtual queues (1: drop-tail, 2: RED): lengths at the
+        /// sample time, service rates in force, bytes that arrived in the
+        /// interval (dropped ones included), mean wait of the packets that
+        /// started service in the interval.
+        pub aqm_vq1_packets: Vec<f64>,
+        pub aqm_vq2_packets: Vec<f64>,
+        pub aqm_vq1_bytes: Vec<f64>,
+        pub aqm_vq2_bytes: Vec<f64>,
+        pub aqm_vq1_rate_bps: Vec<f64>,
+        pub aqm_vq2_rate_bps: Vec<f64>,
+        pub aqm_vq1_arrived_bytes: Vec<f64>,
+        pub aqm_vq2_arrived_bytes: Vec<f64>,
+        pub aqm_vq1_delay_s: Vec<f64>,
+        pub aqm_vq2_delay_s: Vec<f64>,
+    }
+}
+
+columns! {
+    /// Every packet lost inside the network.
+    pub struct DropLog {
+        pub time_ns: Vec<u64>,
+        pub link: Vec<u32>,
+        pub flow: Vec<u32>,
+        /// Index of the packet among all packets that arrived at that port.
+        pub index: Vec<u64>,
+        pub reason: Vec<u8>,
+        /// True for data-carrying packets (TCP data, UDP), false for ACKs and
+        /// handshake packets.
+        pub data: Vec<bool>,
+        pub size: Vec<u32>,
+    }
+}
+
+columns! {
+    /// Congestion window of traced flows at each sample time.
+    pub struct CwndTrace {
+        pub time_ns: Vec<u64>,
+        pub flow: Vec<u32>,
+        pub cwnd_bytes: Vec<f64>,
+        pub ssthresh_bytes: Vec<f64>,
+        /// Payload bytes the flow has delivered in order so far (its rate over
+        /// an interval is the difference of two samples).
+        pub delivered_bytes: Vec<u64>,
+    }
+}
+
+columns! {
+    /// Every congestion-window cut of every TCP sender (fast retransmit,
+    /// timeout, ECN), for synchronization measures: how many connections cut
+    /// their windows within the same round trip.
+    pub struct CongestionLog {
+        pub time_ns: Vec<u64>,
+        /// The connection that cut (a PEP segment has its own flow id).
+        pub flow: Vec<u32>,
+        /// The end-to-end flow it carries.
+        pub origin: Vec<u32>,
+        /// `CutKind`: 0 fast retransmit, 1 timeout, 2 ECN.
+        pub kind: Vec<u8>,
+        pub cwnd_before: Vec<f64>,
+        pub cwnd_after: Vec<f64>,
+        pub ssthresh: Vec<f64>,
+        /// Smoothed RTT at the cut, seconds (NaN before the first sample).
+        pub srtt_s: Vec<f64>,
+    }
 }
 
 /// Mean and population standard deviation.

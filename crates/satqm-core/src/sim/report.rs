@@ -5,7 +5,7 @@
 use super::{Endpoints, Flow, Simulation};
 use crate::ids::FlowKind;
 use crate::net::DropReason;
-use crate::probe::{jain_index, mean_std};
+use crate::probe::{jain_index, mean_std, rows, Column, ColumnValue};
 use crate::time::SimTime;
 
 /// Counts for the conservation check: every packet created is delivered,
@@ -18,28 +18,30 @@ pub struct PacketCounts {
     pub in_flight: u64,
 }
 
-/// Figures for one flow.
-#[derive(Debug, Clone)]
-pub struct FlowSummary {
-    pub flow: u32,
-    pub kind: FlowKind,
-    pub pair: u32,
-    pub start_s: f64,
-    pub completion_s: f64,
-    pub bytes_delivered: u64,
-    /// Bytes delivered after the warm-up.
-    pub bytes_in_window: u64,
-    pub goodput_bps: f64,
-    pub segments_sent: u64,
-    pub retransmits: u64,
-    pub fast_retransmits: u64,
-    pub timeouts: u64,
-    pub ecn_reductions: u64,
-    pub rtt_samples: u64,
-    pub rtt_min_s: f64,
-    pub rtt_mean_s: f64,
-    pub rtt_max_s: f64,
-    pub cwnd_bytes: f64,
+rows! {
+    /// Figures for one flow; [`FlowSummary::columns`] is the flows table.
+    pub struct FlowSummary {
+        pub flow: u32,
+        pub pair: u32,
+        pub start_s: f64,
+        pub completion_s: f64,
+        pub bytes_delivered: u64,
+        pub goodput_bps: f64,
+        pub segments_sent: u64,
+        pub retransmits: u64,
+        pub fast_retransmits: u64,
+        pub timeouts: u64,
+        pub ecn_reductions: u64,
+        pub rtt_samples: u64,
+        pub rtt_min_s: f64,
+        pub rtt_mean_s: f64,
+        pub rtt_max_s: f64,
+        pub cwnd_bytes: f64,
+        pub kind: FlowKind,
+        ;
+        /// Bytes delivered after the warm-up.
+        pub bytes_in_window: u64,
+    }
 }
 
 /// One entry of a [`RunSummary`] as a name and a number.

@@ -1,0 +1,53 @@
+"""The result columns are declared once in the core (probe tables, flow
+rows); the type stubs and the DataFrame schemas of ``satqm.results`` must
+name the same columns, in the same order."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import satqm
+from conftest import TINY
+from satqm import _core
+from satqm.results import _SCHEMAS
+
+STUB = Path(satqm.__file__).with_name("_core.pyi")
+#: TypedDict of the stub for each raw table.
+STUB_CLASSES = {
+    "timeseries": "_TimeSeriesColumns",
+    "drops": "_DropColumns",
+    "cwnd": "_CwndColumns",
+    "congestion": "_CongestionColumns",
+    "flows": "_FlowColumns",
+}
+
+
+def _stub_fields() -> dict[str, list[str]]:
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            out[node.name] = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def raw():
+    sim = _core.Simulation(TINY)
+    sim.run()
+    return sim.results()
+
+
+@pytest.mark.parametrize("table", sorted(STUB_CLASSES))
+def test_stub_names_the_core_columns_in_order(raw, table):
+    assert _stub_fields()[STUB_CLASSES[table]] == list(raw[table])
+
+
+@pytest.mark.parametrize("table", sorted(STUB_CLASSES))
+def test_results_schema_names_the_core_columns(raw, table):
+    # The DataFrames carry time in seconds where the core has nanoseconds,
+    # and order flows' columns for reading; the set of columns is the same.
+    core = {"time_s" if c == "time_ns" else c for c in raw[table]}
+    assert set(_SCHEMAS[table]) == core
