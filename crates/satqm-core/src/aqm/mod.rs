@@ -43,19 +43,8 @@ use crate::error::ConfigError;
 use crate::time::SimTime;
 use params::ParamTable;
 
-/// What an algorithm sees of the queue it monitors.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct QueueView {
-    /// Packets waiting (not counting the one being serialized).
-    pub q_packets: u32,
-    pub q_bytes: u64,
-    /// Empty with an idle transmitter since this time.
-    pub idle_since: Option<SimTime>,
-    /// Bytes that have left the queue since the start.
-    pub departed_bytes: u64,
-    /// Rate of the port's link, bit/s.
-    pub rate_bps: u64,
-}
+pub use crate::queue::QueueView;
+
 
 /// The packet being judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

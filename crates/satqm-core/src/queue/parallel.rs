@@ -36,7 +36,7 @@
 use std::collections::VecDeque;
 
 use super::Queued;
-use crate::aqm::QueueView;
+use super::QueueView;
 use crate::time::{Rate, SimTime};
 
 /// Largest credit a virtual queue can bank, and largest debt it can run
