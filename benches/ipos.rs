@@ -6,7 +6,7 @@
 //! Run: `cargo bench -p satqm-core --bench ipos` (prints a Markdown table for
 //! BENCHMARKS.md). Each case runs in its own process (one core) so that peak
 //! memory (VmHWM) belongs to that case alone; each is repeated and the best
-//! wall time kept. The target of the gateway issue: under 30 s wall.
+//! wall time kept.
 
 #[path = "common.rs"]
 mod common;

@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 from satqm.validation import scenarios as S
 
-#: The acceptance bounds of the issue: |satqm − ns-3| / ns-3 for these
+#: The agreement bounds: |satqm − ns-3| / ns-3 for these
 #: figures, on the scenario groups matched by :func:`checked`.
 BOUNDS = {"goodput_total_mbps": 0.05, "utilization": 0.05, "queue_mean_pkts": 0.15}
 
