@@ -8,261 +8,18 @@
 //! typed values the simulator uses. Every error names its key path and the
 //! rule, e.g. `topology.bottleneck.rate: must be > 0`.
 //!
-//! Quantities accept either a bare number in base units (bit/s, seconds,
-//! bytes) or a string with a unit: `"10 Mbps"`, `"290 ms"`, `"64 KiB"`.
+//! Quantities (see [`crate::units`]) accept either a bare number in base
+//! units (bit/s, seconds, bytes) or a string with a unit: `"10 Mbps"`,
+//! `"290 ms"`, `"64 KiB"`.
 
-use std::fmt;
-
-use serde::de::{self, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ConfigError, Error};
 use crate::time::{Rate, SimTime};
-
-// ---------------------------------------------------------------------------
-// Quantities with units
-// ---------------------------------------------------------------------------
-
-/// A number, or a string holding a number and a unit.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Quantity {
-    Num(f64),
-    Text(String),
-}
-
-impl<'de> Deserialize<'de> for Quantity {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Quantity;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number or a string with a unit, such as \"10 Mbps\" or \"290 ms\"")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Quantity, E> {
-                Ok(Quantity::Num(v as f64))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Quantity, E> {
-                Ok(Quantity::Num(v as f64))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Quantity, E> {
-                Ok(Quantity::Num(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Quantity, E> {
-                Ok(Quantity::Text(v.to_string()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// What a quantity measures, and so which units it takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dim {
-    /// Seconds.
-    Time,
-    /// Bits per second.
-    Rate,
-    /// Bytes.
-    Bytes,
-}
-
-impl Dim {
-    /// `"time"`, `"rate"` or `"bytes"`.
-    pub fn from_name(name: &str) -> Option<Dim> {
-        match name {
-            "time" => Some(Dim::Time),
-            "rate" => Some(Dim::Rate),
-            "bytes" => Some(Dim::Bytes),
-            _ => None,
-        }
-    }
-}
-
-/// The value of `q` in base units (s, bit/s, bytes), read exactly as a
-/// scenario file's quantities are; errors name `path`. Finite, of any sign:
-/// range rules belong to the key that uses it.
-pub fn quantity_value(q: &Quantity, dim: Dim, path: &str) -> Result<f64, ConfigError> {
-    q.value(dim, path)
-}
-
-fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {
-    let u = unit.trim();
-    let f = match dim {
-        Dim::Time => match u {
-            "" | "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
-            "ms" => 1e-3,
-            "us" | "µs" => 1e-6,
-            "ns" => 1e-9,
-            "min" => 60.0,
-            _ => return None,
-        },
-        Dim::Rate => match u {
-            "" | "bps" | "bit/s" | "b/s" => 1.0,
-            "kbps" | "Kbps" | "kbit/s" | "Kbit/s" => 1e3,
-            "Mbps" | "mbps" | "Mbit/s" => 1e6,
-            "Gbps" | "gbps" | "Gbit/s" => 1e9,
-            "Tbps" | "tbps" | "Tbit/s" => 1e12,
-            _ => return None,
-        },
-        Dim::Bytes => match u {
-            "" | "B" | "byte" | "bytes" => 1.0,
-            "kB" | "KB" => 1e3,
-            "MB" => 1e6,
-            "GB" => 1e9,
-            "KiB" => 1024.0,
-            "MiB" => 1024.0 * 1024.0,
-            "GiB" => 1024.0 * 1024.0 * 1024.0,
-            _ => return None,
-        },
-    };
-    Some(f)
-}
-
-fn dim_units(dim: Dim) -> &'static str {
-    match dim {
-        Dim::Time => "s, ms, us, ns, min",
-        Dim::Rate => "bps, kbps, Mbps, Gbps, Tbps",
-        Dim::Bytes => "B, kB, MB, GB, KiB, MiB, GiB",
-    }
-}
-
-impl Quantity {
-    fn value(&self, dim: Dim, path: &str) -> Result<f64, ConfigError> {
-        let v = match self {
-            Quantity::Num(v) => *v,
-            Quantity::Text(s) => {
-                let s = s.trim();
-                let split = s
-                    .find(|c: char| {
-                        !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
-                    })
-                    .unwrap_or(s.len());
-                // "1e6" is a number, "1 e" is not: back off a trailing exponent
-                // marker that belongs to no digits.
-                let (num, unit) = s.split_at(split);
-                let n: f64 = num.trim().parse().map_err(|_| {
-                    ConfigError::new(path, format!("cannot read {s:?} as a number with a unit"))
-                })?;
-                let f = unit_factor(dim, unit).ok_or_else(|| {
-                    ConfigError::new(
-                        path,
-                        format!(
-                            "unknown unit {:?} (use one of: {})",
-                            unit.trim(),
-                            dim_units(dim)
-                        ),
-                    )
-                })?;
-                n * f
-            }
-        };
-        if !v.is_finite() {
-            return Err(ConfigError::new(path, "must be a finite number"));
-        }
-        Ok(v)
-    }
-}
+use crate::units::{int_in, probability, quantity_bytes, quantity_rate, quantity_time, Quantity};
 
 /// Most samples a run may record per monitored link.
 const MAX_SAMPLES: u64 = 10_000_000;
-/// Largest accepted time: 10^6 s (about 11.6 days of simulated time).
-const MAX_SECONDS: f64 = 1e6;
-/// Largest accepted rate: 10 Tbit/s.
-const MAX_RATE: f64 = 1e13;
-/// Largest accepted byte count: 1 TB.
-const MAX_BYTES: f64 = 1e12;
-
-pub(crate) fn quantity_time(
-    q: &Quantity,
-    path: &str,
-    allow_zero: bool,
-) -> Result<SimTime, ConfigError> {
-    time(q, path, allow_zero)
-}
-
-pub(crate) fn quantity_rate(q: &Quantity, path: &str) -> Result<Rate, ConfigError> {
-    rate(q, path)
-}
-
-/// A rate in bit/s that may be zero (a lower bound on a share of a link).
-pub(crate) fn quantity_rate_or_zero(q: &Quantity, path: &str) -> Result<f64, ConfigError> {
-    let v = q.value(Dim::Rate, path)?;
-    check_range(v, path, true, MAX_RATE, "bit/s")?;
-    Ok(v)
-}
-
-/// A size in bytes (> 0; fractions allowed: thresholds, not packets).
-pub(crate) fn quantity_bytes_f64(q: &Quantity, path: &str) -> Result<f64, ConfigError> {
-    let v = q.value(Dim::Bytes, path)?;
-    check_range(v, path, false, MAX_BYTES, "bytes")?;
-    Ok(v)
-}
-
-fn time(q: &Quantity, path: &str, allow_zero: bool) -> Result<SimTime, ConfigError> {
-    let v = q.value(Dim::Time, path)?;
-    check_range(v, path, allow_zero, MAX_SECONDS, "s")?;
-    Ok(SimTime::from_secs_f64(v))
-}
-
-fn rate(q: &Quantity, path: &str) -> Result<Rate, ConfigError> {
-    let v = q.value(Dim::Rate, path)?;
-    check_range(v, path, false, MAX_RATE, "bit/s")?;
-    if v < 1.0 {
-        return Err(ConfigError::new(path, "must be at least 1 bit/s"));
-    }
-    Ok(Rate(v.round() as u64))
-}
-
-fn bytes(q: &Quantity, path: &str) -> Result<u64, ConfigError> {
-    let v = q.value(Dim::Bytes, path)?;
-    check_range(v, path, false, MAX_BYTES, "bytes")?;
-    if v.fract() != 0.0 {
-        return Err(ConfigError::new(path, "must be a whole number of bytes"));
-    }
-    Ok(v as u64)
-}
-
-fn check_range(
-    v: f64,
-    path: &str,
-    allow_zero: bool,
-    max: f64,
-    unit: &str,
-) -> Result<(), ConfigError> {
-    if v < 0.0 || (!allow_zero && v == 0.0) {
-        let rule = if allow_zero {
-            "must be >= 0"
-        } else {
-            "must be > 0"
-        };
-        return Err(ConfigError::new(path, rule));
-    }
-    if v > max {
-        return Err(ConfigError::new(
-            path,
-            format!("must be at most {max:e} {unit}"),
-        ));
-    }
-    Ok(())
-}
-
-fn probability(v: f64, path: &str) -> Result<f64, ConfigError> {
-    if !v.is_finite() || !(0.0..=1.0).contains(&v) {
-        return Err(ConfigError::new(path, "must be a probability in [0, 1]"));
-    }
-    Ok(v)
-}
-
-fn int_in(v: i64, path: &str, lo: i64, hi: i64) -> Result<i64, ConfigError> {
-    if v < lo || v > hi {
-        return Err(ConfigError::new(
-            path,
-            format!("must be between {lo} and {hi}"),
-        ));
-    }
-    Ok(v)
-}
 
 // ---------------------------------------------------------------------------
 // The file as written
@@ -827,9 +584,9 @@ impl Scenario {
     /// Check every rule and convert to typed values.
     pub fn from_raw(raw: &RawScenario) -> Result<Scenario, ConfigError> {
         let sim = &raw.simulation;
-        let duration = time(&sim.duration, "simulation.duration", false)?;
+        let duration = quantity_time(&sim.duration, "simulation.duration", false)?;
         let sample_interval = match &sim.sample_interval {
-            Some(q) => time(q, "simulation.sample_interval", false)?,
+            Some(q) => quantity_time(q, "simulation.sample_interval", false)?,
             None => SimTime::from_ms(100),
         };
         if sample_interval < SimTime::from_us(1) {
@@ -845,7 +602,7 @@ impl Scenario {
             ));
         }
         let warmup = match &sim.warmup {
-            Some(q) => time(q, "simulation.warmup", true)?,
+            Some(q) => quantity_time(q, "simulation.warmup", true)?,
             None => SimTime::ZERO,
         };
         if warmup >= duration {
@@ -914,7 +671,7 @@ impl Scenario {
         for (i, p) in raw.pep.iter().flatten().enumerate() {
             let path = format!("pep[{i}]");
             let buffer = match &p.buffer {
-                Some(q) => bytes(q, &format!("{path}.buffer"))?,
+                Some(q) => quantity_bytes(q, &format!("{path}.buffer"))?,
                 None => 1 << 20,
             };
             let merged = match &p.tcp {
@@ -1042,7 +799,7 @@ fn buffer(b: &RawBuffer, path: &str) -> Result<BufferLimit, ConfigError> {
             packets: None,
             bytes: Some(q),
         }) => {
-            let b = bytes(q, &format!("{path}.bytes"))?;
+            let b = quantity_bytes(q, &format!("{path}.bytes"))?;
             if b < 64 {
                 return Err(ConfigError::new(
                     format!("{path}.bytes"),
@@ -1063,16 +820,16 @@ fn link(
     path: &str,
     per_flow_delay_ok: bool,
 ) -> Result<(LinkSpec, AccessDelay), ConfigError> {
-    let rate = rate(&l.rate, &format!("{path}.rate"))?;
+    let rate = quantity_rate(&l.rate, &format!("{path}.rate"))?;
     let dpath = format!("{path}.delay");
     let (delay, access) = match &l.delay {
         RawDelay::Fixed(q) => {
-            let d = DelayModel::Fixed(time(q, &dpath, true)?);
+            let d = DelayModel::Fixed(quantity_time(q, &dpath, true)?);
             (d, AccessDelay::Same(d))
         }
         RawDelay::PerPacket { uniform: [a, b] } => {
-            let lo = time(a, &format!("{dpath}.uniform[0]"), true)?;
-            let hi = time(b, &format!("{dpath}.uniform[1]"), true)?;
+            let lo = quantity_time(a, &format!("{dpath}.uniform[0]"), true)?;
+            let hi = quantity_time(b, &format!("{dpath}.uniform[1]"), true)?;
             if lo > hi {
                 return Err(ConfigError::new(
                     &dpath,
@@ -1083,8 +840,8 @@ fn link(
             (d, AccessDelay::Same(d))
         }
         RawDelay::PerFlowRange { min, max } if per_flow_delay_ok => {
-            let lo = time(min, &format!("{dpath}.min"), true)?;
-            let hi = time(max, &format!("{dpath}.max"), true)?;
+            let lo = quantity_time(min, &format!("{dpath}.min"), true)?;
+            let hi = quantity_time(max, &format!("{dpath}.max"), true)?;
             if lo > hi {
                 return Err(ConfigError::new(&dpath, "min must be <= max"));
             }
@@ -1096,7 +853,7 @@ fn link(
             }
             let mut ds = Vec::with_capacity(v.len());
             for (i, q) in v.iter().enumerate() {
-                ds.push(time(q, &format!("{dpath}[{i}]"), true)?);
+                ds.push(quantity_time(q, &format!("{dpath}[{i}]"), true)?);
             }
             (DelayModel::Fixed(ds[0]), AccessDelay::List(ds))
         }
@@ -1333,7 +1090,7 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
             },
             "fixed" => match &raw.fixed_window {
                 Some(q) => CcKind::Fixed {
-                    window: bytes(q, &format!("{path}.fixed_window"))?,
+                    window: quantity_bytes(q, &format!("{path}.fixed_window"))?,
                 },
                 None => {
                     return Err(ConfigError::new(
@@ -1357,7 +1114,7 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         ));
     }
     if let Some(q) = &raw.hybla_rtt0 {
-        let r = time(q, &format!("{path}.hybla_rtt0"), false)?;
+        let r = quantity_time(q, &format!("{path}.hybla_rtt0"), false)?;
         match &mut c.cc {
             CcKind::Hybla { rtt0 } => *rtt0 = r,
             _ => {
@@ -1378,7 +1135,7 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         c.delayed_ack = d;
     }
     if let Some(q) = &raw.delayed_ack_timeout {
-        c.delayed_ack_timeout = time(q, &format!("{path}.delayed_ack_timeout"), false)?;
+        c.delayed_ack_timeout = quantity_time(q, &format!("{path}.delayed_ack_timeout"), false)?;
         if c.delayed_ack_timeout > SimTime::from_ms(500) {
             return Err(ConfigError::new(
                 format!("{path}.delayed_ack_timeout"),
@@ -1391,7 +1148,7 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     }
     match (&raw.receive_buffer, c.window_scaling) {
         (Some(q), _) => {
-            c.receive_buffer = bytes(q, &format!("{path}.receive_buffer"))?;
+            c.receive_buffer = quantity_bytes(q, &format!("{path}.receive_buffer"))?;
             if c.receive_buffer < c.mss as u64 {
                 return Err(ConfigError::new(
                     format!("{path}.receive_buffer"),
@@ -1413,16 +1170,16 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         c.ecn = e;
     }
     if let Some(q) = &raw.rate_cap {
-        c.rate_cap = Some(rate(q, &format!("{path}.rate_cap"))?);
+        c.rate_cap = Some(quantity_rate(q, &format!("{path}.rate_cap"))?);
     }
     if let Some(q) = &raw.min_rto {
-        c.min_rto = time(q, &format!("{path}.min_rto"), false)?;
+        c.min_rto = quantity_time(q, &format!("{path}.min_rto"), false)?;
     }
     if let Some(q) = &raw.max_rto {
-        c.max_rto = time(q, &format!("{path}.max_rto"), false)?;
+        c.max_rto = quantity_time(q, &format!("{path}.max_rto"), false)?;
     }
     if let Some(q) = &raw.initial_rto {
-        c.initial_rto = time(q, &format!("{path}.initial_rto"), false)?;
+        c.initial_rto = quantity_time(q, &format!("{path}.initial_rto"), false)?;
     }
     if c.min_rto > c.max_rto {
         return Err(ConfigError::new(
@@ -1482,10 +1239,10 @@ fn traffic_entry(
     };
     let start = match &t.start {
         None => StartSpec::At(SimTime::ZERO),
-        Some(RawStart::At(q)) => StartSpec::At(time(q, &format!("{path}.start"), true)?),
+        Some(RawStart::At(q)) => StartSpec::At(quantity_time(q, &format!("{path}.start"), true)?),
         Some(RawStart::Uniform { uniform: [a, b] }) => {
-            let lo = time(a, &format!("{path}.start.uniform[0]"), true)?;
-            let hi = time(b, &format!("{path}.start.uniform[1]"), true)?;
+            let lo = quantity_time(a, &format!("{path}.start.uniform[0]"), true)?;
+            let hi = quantity_time(b, &format!("{path}.start.uniform[1]"), true)?;
             if lo > hi {
                 return Err(ConfigError::new(
                     format!("{path}.start"),
@@ -1508,7 +1265,7 @@ fn traffic_entry(
     let stop = match &t.stop {
         None => None,
         Some(q) => {
-            let s = time(q, &format!("{path}.stop"), false)?;
+            let s = quantity_time(q, &format!("{path}.stop"), false)?;
             let latest = match start {
                 StartSpec::At(s) => s,
                 StartSpec::Uniform(_, hi) => hi,
@@ -1577,14 +1334,14 @@ fn traffic_entry(
             let (ramp_step, ramp_interval) = match &t.ramp {
                 Some(r) => (
                     int_in(r.step, &format!("{path}.ramp.step"), 1, 1_000_000)? as u32,
-                    time(&r.interval, &format!("{path}.ramp.interval"), true)?,
+                    quantity_time(&r.interval, &format!("{path}.ramp.interval"), true)?,
                 ),
                 None => (connections, SimTime::ZERO),
             };
             let (page_min, page_max) = match &t.page_size {
                 Some(r) => {
-                    let lo = bytes(&r.min, &format!("{path}.page_size.min"))?;
-                    let hi = bytes(&r.max, &format!("{path}.page_size.max"))?;
+                    let lo = quantity_bytes(&r.min, &format!("{path}.page_size.min"))?;
+                    let hi = quantity_bytes(&r.max, &format!("{path}.page_size.max"))?;
                     if lo > hi {
                         return Err(ConfigError::new(
                             format!("{path}.page_size"),
@@ -1601,7 +1358,7 @@ fn traffic_entry(
                 }
             };
             let think_time = match &t.think_time {
-                Some(q) => time(q, &format!("{path}.think_time"), true)?,
+                Some(q) => quantity_time(q, &format!("{path}.think_time"), true)?,
                 None => SimTime::ZERO,
             };
             let merged = match &t.tcp {
@@ -1640,7 +1397,7 @@ fn traffic_entry(
             let par = t.pareto.as_ref().ok_or_else(|| {
                 ConfigError::new(format!("{path}.pareto"), "is required for web_mice")
             })?;
-            let scale = bytes(&par.scale, &format!("{path}.pareto.scale"))? as f64;
+            let scale = quantity_bytes(&par.scale, &format!("{path}.pareto.scale"))? as f64;
             if !par.shape.is_finite() || par.shape <= 0.0 || par.shape > 100.0 {
                 return Err(ConfigError::new(
                     format!("{path}.pareto.shape"),
@@ -1650,7 +1407,7 @@ fn traffic_entry(
             let max = match &par.max {
                 None => None,
                 Some(q) => {
-                    let m = bytes(q, &format!("{path}.pareto.max"))?;
+                    let m = quantity_bytes(q, &format!("{path}.pareto.max"))?;
                     if (m as f64) < scale {
                         return Err(ConfigError::new(
                             format!("{path}.pareto.max"),
@@ -1661,7 +1418,7 @@ fn traffic_entry(
                 }
             };
             let think_mean = match &t.think_mean {
-                Some(q) => time(q, &format!("{path}.think_mean"), true)?,
+                Some(q) => quantity_time(q, &format!("{path}.think_mean"), true)?,
                 None => {
                     return Err(ConfigError::new(
                         format!("{path}.think_mean"),
@@ -1691,7 +1448,7 @@ fn traffic_entry(
                 return Err(unused("packet_size", &t.kind));
             }
             let size = match &t.size {
-                Some(q) => bytes(q, &format!("{path}.size"))?,
+                Some(q) => quantity_bytes(q, &format!("{path}.size"))?,
                 None => {
                     return Err(ConfigError::new(
                         format!("{path}.size"),
@@ -1735,7 +1492,7 @@ fn traffic_entry(
             let size = match &t.size {
                 None => None,
                 Some(Quantity::Text(s)) if s == "unlimited" => None,
-                Some(q) => Some(bytes(q, &format!("{path}.size"))?),
+                Some(q) => Some(quantity_bytes(q, &format!("{path}.size"))?),
             };
             let merged = match &t.tcp {
                 Some(o) => tcp_base.overlay(o),
@@ -1752,7 +1509,7 @@ fn traffic_entry(
                 return Err(unused("tcp", &t.kind));
             }
             let r = match &t.rate {
-                Some(q) => rate(q, &format!("{path}.rate"))?,
+                Some(q) => quantity_rate(q, &format!("{path}.rate"))?,
                 None => {
                     return Err(ConfigError::new(
                         format!("{path}.rate"),
