@@ -1,7 +1,7 @@
 //! The simulation: entities, the event loop and dispatch.
 
 use crate::aqm::{Aqm, AqmParams, PacketMeta, Reason, Verdict};
-use crate::config::{AqmMode, Scenario, StartSpec, Topology, TrafficKind};
+use crate::config::{AqmMode, Scenario, StartSpec, TrafficKind};
 use crate::engine::{Event, EventQueue};
 use crate::error::ConfigError;
 use crate::error::{Error, Result};
@@ -12,9 +12,9 @@ use crate::probe::{jain_index, mean_std, CongestionLog, CwndTrace, DropLog, Time
 use crate::queue::{Buffer, ParallelQueues, VqClass};
 use crate::rng::Rng;
 use crate::time::SimTime;
-use crate::topology::{self, Built};
+use crate::topology::{self, Built, Topology};
 use crate::traffic::{self, App};
-use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::udp::{CbrSource, UdpSink};
 use crate::transport::Emit;
 
@@ -81,7 +81,7 @@ pub struct Relay {
 struct Pep {
     node: NodeId,
     buffer: u64,
-    tcp: crate::config::TcpConfig,
+    tcp: TcpConfig,
 }
 
 /// Counts for the conservation check: every packet created is delivered,
@@ -362,7 +362,7 @@ impl Simulation {
         &mut self,
         kind: &'static str,
         pair: u32,
-        tcp: &crate::config::TcpConfig,
+        tcp: &TcpConfig,
         size: Option<u64>,
         start: SimTime,
         stop: Option<SimTime>,
@@ -377,7 +377,7 @@ impl Simulation {
         kind: &'static str,
         pair: u32,
         (src, dst): (NodeId, NodeId),
-        tcp: &crate::config::TcpConfig,
+        tcp: &TcpConfig,
         size: Option<u64>,
         start: SimTime,
         stop: Option<SimTime>,

@@ -12,5 +12,5 @@
 pub mod link;
 pub mod routing;
 
-pub use link::{DropReason, Link, Port, Queued};
+pub use link::{DelayModel, DropReason, Link, Port, Queued};
 pub use routing::Routes;
