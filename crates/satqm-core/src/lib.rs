@@ -43,6 +43,7 @@ pub mod time;
 pub mod topology;
 pub mod traffic;
 pub mod transport;
+pub mod units;
 
 pub use config::Scenario;
 pub use error::{ConfigError, Error};

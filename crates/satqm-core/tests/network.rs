@@ -138,7 +138,7 @@ proptest! {
             sim.run_until(t).unwrap();
             check_conservation(&sim);
             for l in &sim.links {
-                if let satqm_core::config::BufferLimit::Packets(n) = l.port.limit() {
+                if let satqm_core::queue::BufferLimit::Packets(n) = l.port.limit() {
                     prop_assert!(l.port.len() <= n as usize);
                 }
             }

@@ -5,8 +5,7 @@
 mod common;
 
 use common::*;
-use satqm_core::config::BufferLimit;
-use satqm_core::queue::{ParallelQueues, SplitParams, VqClass};
+use satqm_core::queue::{BufferLimit, ParallelQueues, SplitParams, VqClass};
 use satqm_core::{SimTime, Simulation};
 
 /// Section II/IV's setting at `rate`: FTP on pairs 0-9 (RTT 64 ms), one CBR

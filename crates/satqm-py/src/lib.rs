@@ -106,7 +106,7 @@ fn parse_quantity(
     dim: &str,
     path: &str,
 ) -> PyResult<f64> {
-    use satqm_core::config::{quantity_value, Dim, Quantity};
+    use satqm_core::units::{quantity_value, Dim, Quantity};
     let dim = Dim::from_name(dim).ok_or_else(|| {
         PyValueError::new_err(format!(
             "dim: must be \"time\", \"rate\" or \"bytes\", got {dim:?}"

@@ -11,8 +11,8 @@
 use super::params::ParamTable;
 use super::vq::VirtualQueue;
 use super::{AqmProbe, PacketMeta, QueueView, Reason, Verdict};
-use crate::config::BufferLimit;
 use crate::error::ConfigError;
+use crate::queue::BufferLimit;
 use crate::time::SimTime;
 
 #[derive(Clone, Debug, PartialEq)]

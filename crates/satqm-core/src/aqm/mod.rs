@@ -38,13 +38,12 @@ pub use red::{Red, RedParams};
 pub use red_tail::{Classifier, RedTail, RedTailParams, Thresholds};
 pub use rem::{Rem, RemParams};
 
-use crate::config::BufferLimit;
 use crate::error::ConfigError;
+use crate::queue::BufferLimit;
 use crate::time::SimTime;
 use params::ParamTable;
 
 pub use crate::queue::QueueView;
-
 
 /// The packet being judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

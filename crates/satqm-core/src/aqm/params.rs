@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::config::{
-    quantity_bytes_f64, quantity_rate, quantity_rate_or_zero, quantity_time, Quantity,
-};
 use crate::error::ConfigError;
 use crate::time::SimTime;
+use crate::units::{
+    quantity_bytes_f64, quantity_rate, quantity_rate_or_zero, quantity_time, Quantity,
+};
 
 pub struct ParamTable {
     path: String,

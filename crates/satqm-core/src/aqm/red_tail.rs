@@ -27,9 +27,9 @@ use super::ared::{Ared, AredParams};
 use super::params::ParamTable;
 use super::red::RedParams;
 use super::{AqmProbe, PacketMeta, QueueView, Verdict};
-use crate::config::BufferLimit;
 use crate::error::ConfigError;
 use crate::ids::{FlowId, FlowKind};
+use crate::queue::BufferLimit;
 use crate::queue::{SplitParams, VqClass};
 use crate::time::SimTime;
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use super::params::ParamTable;
 use super::{AqmParams, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
-use crate::config::BufferLimit;
 use crate::error::{ConfigError, Error};
+use crate::queue::BufferLimit;
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

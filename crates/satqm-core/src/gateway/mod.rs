@@ -12,10 +12,10 @@
 //! settings on each); the simulation makes one flow per segment and calls
 //! [`Relay::pump`] whenever either side of a relay makes progress.
 
-use crate::config::TcpConfig;
 use crate::ids::{FlowId, NodeId};
 use crate::net::{Link, Routes};
 use crate::transport::tcp::sender::SenderState;
+use crate::transport::tcp::TcpConfig;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::Emit;
 

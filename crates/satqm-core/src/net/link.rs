@@ -7,12 +7,39 @@ use std::collections::VecDeque;
 
 use super::port::{Admitted, PlacedAqm, Port, PortSink};
 use crate::aqm::QueueView;
-use crate::config::DelayModel;
 use crate::engine::Event;
 use crate::ids::{LinkId, NodeId};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
+
+/// How a link delays packets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DelayModel {
+    Fixed(SimTime),
+    /// Each packet's delay is drawn uniformly in `[lo, hi]`; packets still
+    /// leave in FIFO order (a packet never overtakes the one before it), as
+    /// in the satellite delay simulator of the AVQRED emulation.
+    Uniform(SimTime, SimTime),
+}
+
+impl DelayModel {
+    /// The shortest delay a packet can get.
+    pub fn min(&self) -> SimTime {
+        match *self {
+            DelayModel::Fixed(d) => d,
+            DelayModel::Uniform(lo, _) => lo,
+        }
+    }
+
+    /// The mean delay, in seconds.
+    pub fn mean_secs(&self) -> f64 {
+        match *self {
+            DelayModel::Fixed(d) => d.secs_f64(),
+            DelayModel::Uniform(lo, hi) => 0.5 * (lo.secs_f64() + hi.secs_f64()),
+        }
+    }
+}
 
 /// A unidirectional link with its output port and delay line.
 #[derive(Debug)]

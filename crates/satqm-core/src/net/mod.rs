@@ -10,6 +10,6 @@ pub mod link;
 pub mod port;
 pub mod routing;
 
-pub use link::Link;
+pub use link::{DelayModel, Link};
 pub use port::{apply_verdict, DropReason, PlacedAqm, Port, PortSample, PortSink};
 pub use routing::Routes;

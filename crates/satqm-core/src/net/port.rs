@@ -24,10 +24,10 @@
 use std::collections::VecDeque;
 
 use crate::aqm::{Aqm, Outcome, PacketMeta, QueueView, Reason, Verdict};
-use crate::config::BufferLimit;
 use crate::engine::Event;
 use crate::ids::{AqmId, FlowKind, LinkId};
 use crate::packet::{flags, Packet};
+use crate::queue::BufferLimit;
 use crate::queue::{Buffer, Queued, VqClass};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};

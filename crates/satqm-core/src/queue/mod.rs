@@ -38,6 +38,14 @@ pub struct Queued {
     pub enqueued_at: SimTime,
 }
 
+/// How much a port's buffer holds: a number of packets, whatever their
+/// size, or a number of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferLimit {
+    Packets(u32),
+    Bytes(u64),
+}
+
 /// The packets waiting at a port: which structure holds them, and how
 /// many there are (kept here so that the length, asked on every arrival,
 /// needs no dispatch).

@@ -35,8 +35,8 @@
 
 use std::collections::VecDeque;
 
-use super::Queued;
 use super::QueueView;
+use super::Queued;
 use crate::time::{Rate, SimTime};
 
 /// Largest credit a virtual queue can bank, and largest debt it can run

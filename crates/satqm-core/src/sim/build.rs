@@ -4,7 +4,7 @@
 
 use super::{Endpoints, Flow, Simulation};
 use crate::aqm::AqmParams;
-use crate::config::{AqmMode, Scenario, StartSpec, Topology, Traffic, TrafficKind};
+use crate::config::{AqmMode, Scenario, StartSpec, Traffic, TrafficKind};
 use crate::engine::{AppTimer, Event, EventQueue};
 use crate::error::{ConfigError, Result};
 use crate::gateway::{self, Pep, Relay};
@@ -14,9 +14,9 @@ use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
 use crate::queue::{Buffer, ParallelQueues};
 use crate::rng::Rng;
 use crate::time::SimTime;
-use crate::topology::{self, Built};
+use crate::topology::{self, Built, Topology};
 use crate::traffic::{self, App};
-use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::udp::{CbrSource, UdpSink};
 
 fn distinct(nodes: impl Iterator<Item = NodeId>) -> Vec<NodeId> {
@@ -328,7 +328,7 @@ impl Simulation {
         kind: FlowKind,
         pair: u32,
         (src, dst): (NodeId, NodeId),
-        tcp: &crate::config::TcpConfig,
+        tcp: &TcpConfig,
         size: Option<u64>,
         start: SimTime,
         stop: Option<SimTime>,

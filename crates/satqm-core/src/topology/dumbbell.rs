@@ -10,11 +10,11 @@
 //! A pair's drawn delay applies to both its access links unless
 //! `receiver_access` is given separately.
 
-use crate::config::{AccessDelay, AccessSpec, DelayModel, Dumbbell, LinkSpec};
+use crate::net::DelayModel;
 use crate::rng::Rng;
 use crate::time::SimTime;
 
-use super::Built;
+use super::{AccessDelay, AccessSpec, Built, Dumbbell, LinkSpec};
 
 pub(crate) fn pair_delay(spec: &AccessSpec, i: u32, rng: &mut Rng) -> DelayModel {
     match &spec.delay {

@@ -16,11 +16,10 @@
 //! PEPs are placed by the scenario (`[[pep]]` at "gateway" and "terminal").
 //! Host pair k is (server k mod S, client k mod C).
 
-use crate::config::{Ipos, LinkSpec};
 use crate::rng::Rng;
 
 use super::dumbbell::pair_delay;
-use super::Built;
+use super::{Built, Ipos, LinkSpec};
 
 pub fn build(t: &Ipos, seed: u64) -> Built {
     let mut b = Built {

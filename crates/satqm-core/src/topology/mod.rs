@@ -1,11 +1,15 @@
-//! Topology builders: turn a scenario's `[topology]` into nodes and links.
+//! Topologies: what a scenario's `[topology]` describes (`spec.rs`) and the
+//! builders that turn it into nodes and links (one file per shape).
 
 pub mod dumbbell;
 pub mod ipos;
+pub mod spec;
 
-use crate::config::LinkSpec;
+pub use spec::{AccessDelay, AccessSpec, Dumbbell, Ipos, LinkSpec, Topology};
+
 use crate::ids::NodeId;
 use crate::net::{Link, Port};
+use crate::queue::BufferLimit;
 use crate::rng::Rng;
 
 /// What a builder produces.
@@ -85,7 +89,7 @@ impl Built {
         name: String,
         (from, to): (NodeId, NodeId),
         spec: &LinkSpec,
-        buffer: crate::config::BufferLimit,
+        buffer: BufferLimit,
         loss: f64,
         seed: u64,
         monitored: bool,

@@ -13,9 +13,9 @@
 //! Each user draws from its own random stream, so adding users does not
 //! change what the others draw.
 
-use crate::config::TcpConfig;
 use crate::rng::Rng;
 use crate::time::SimTime;
+use crate::transport::tcp::TcpConfig;
 
 #[derive(Debug, Clone)]
 pub struct WebMouse {

@@ -4,10 +4,10 @@
 //! Apps react to their timers ([`AppTimer`](crate::engine::AppTimer)) and
 //! use the socket-like interface of the transports; they never see packets.
 
-use crate::config::TcpConfig;
 use crate::ids::FlowId;
 use crate::rng::Rng;
 use crate::time::SimTime;
+use crate::transport::tcp::TcpConfig;
 use crate::transport::udp::CbrSource;
 
 pub mod mice;

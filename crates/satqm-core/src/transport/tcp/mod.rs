@@ -14,10 +14,12 @@
 //! reopens the advertised window.
 
 pub mod cc;
+pub mod config;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
+pub use config::{CcKind, Recovery, TcpConfig};
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 

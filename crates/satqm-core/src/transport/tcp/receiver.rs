@@ -12,11 +12,12 @@
 //! * ECN (RFC 3168 section 6.1.3): after a CE-marked segment, every ACK
 //!   carries ECE until a segment with CWR arrives.
 
-use crate::config::{Recovery, TcpConfig};
 use crate::ids::{FlowId, NodeId};
 use crate::packet::{flags, Packet, PacketKind, MAX_SACK_BLOCKS, TCP_IP_HEADER};
 use crate::time::SimTime;
 use crate::transport::Emit;
+
+use super::config::{Recovery, TcpConfig};
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {

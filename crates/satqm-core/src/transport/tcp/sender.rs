@@ -30,13 +30,13 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Recovery, TcpConfig};
 use crate::ids::{FlowId, NodeId};
 use crate::packet::{flags, Packet, PacketKind, TCP_IP_HEADER};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
 use super::cc::{Cc, Window};
+use super::config::{Recovery, TcpConfig};
 use super::rtt::RttEstimator;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,13 +2,12 @@
 //! two-endpoint pipe (one bottleneck, fixed delay, chosen losses) for
 //! recovery episodes.
 
-use crate::config::{Recovery, TcpConfig};
 use crate::ids::{FlowId, NodeId};
 use crate::packet::{flags, Packet, PacketKind};
 use crate::time::{Rate, SimTime};
 use crate::transport::Emit;
 
-use super::{TcpReceiver, TcpSender};
+use super::{Recovery, TcpConfig, TcpReceiver, TcpSender};
 
 const MSS: u64 = 1000;
 

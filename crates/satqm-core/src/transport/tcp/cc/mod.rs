@@ -12,8 +12,8 @@ pub use fixed::Fixed;
 pub use hybla::Hybla;
 pub use reno::Reno;
 
-use crate::config::CcKind;
 use crate::time::SimTime;
+use crate::transport::tcp::config::CcKind;
 
 /// The window variables congestion control moves, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,0 +1,142 @@
+//! The scenario schema and its validation: the one place where a scenario
+//! file is checked.
+//!
+//! A scenario is read in two steps. Serde reads the TOML into the `Raw*`
+//! structs of [`raw`], the file's shape (unknown keys are refused, and
+//! `serde_path_to_error` reports the key path of any type error). Then
+//! [`Scenario::from_raw`] runs one validator per section, each in its own
+//! file (`simulation`, `topology`, `tcp`, `traffic`, `aqm`, `pep`), which
+//! checks every rule and converts quantities (see [`crate::units`]) to the
+//! typed values the simulator uses. Every error names its key path and the
+//! rule, e.g. `topology.bottleneck.rate: must be > 0`.
+//!
+//! Where things go: the file's shape in `raw.rs`; a section's rules in its
+//! validator; the types a section produces beside their validator when only
+//! the simulation reads them ([`Traffic`], [`AqmConfig`], [`PepConfig`]),
+//! and with their owners when a lower layer reads them (`TcpConfig` in
+//! `transport::tcp`, link and topology specs in `topology`, `BufferLimit` in
+//! `queue`, `DelayModel` in `net`). Nothing below the simulation imports
+//! this module.
+
+mod aqm;
+mod pep;
+pub mod raw;
+mod simulation;
+mod tcp;
+mod topology;
+mod traffic;
+
+use crate::error::{ConfigError, Error};
+use crate::time::SimTime;
+use crate::topology::Topology;
+use crate::units::Quantity;
+
+pub use aqm::{AqmConfig, AqmMode};
+pub use pep::PepConfig;
+pub use raw::RawScenario;
+pub use traffic::{StartSpec, Traffic, TrafficKind};
+
+use raw::RawTcp;
+
+/// A validated scenario, ready to build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub duration: SimTime,
+    pub sample_interval: SimTime,
+    pub warmup: SimTime,
+    pub trace_cwnd: Vec<u32>,
+    pub topology: Topology,
+    pub traffic: Vec<Traffic>,
+    pub aqm: Vec<AqmConfig>,
+    pub pep: Vec<PepConfig>,
+}
+
+impl Scenario {
+    /// Parse and validate TOML text.
+    pub fn from_toml(text: &str) -> Result<Scenario, Error> {
+        Scenario::from_toml_with(text, None, None)
+    }
+
+    /// Parse TOML text, replace the seed and/or duration (as a command
+    /// line's `--seed` and `--duration` do), then validate.
+    pub fn from_toml_with(
+        text: &str,
+        seed: Option<u64>,
+        duration_s: Option<f64>,
+    ) -> Result<Scenario, Error> {
+        let mut raw = RawScenario::from_toml(text)?;
+        if let Some(s) = seed {
+            let s = i64::try_from(s)
+                .map_err(|_| ConfigError::new("simulation.seed", "must be below 2^63"))?;
+            raw.simulation.seed = Some(s);
+        }
+        if let Some(d) = duration_s {
+            raw.simulation.duration = Quantity::Num(d);
+        }
+        Ok(Scenario::from_raw(&raw)?)
+    }
+
+    /// Check every rule and convert to typed values, section by section in
+    /// a fixed order (the first broken rule is the one reported).
+    pub fn from_raw(raw: &RawScenario) -> Result<Scenario, ConfigError> {
+        let run = simulation::run(&raw.simulation)?;
+        let topology = topology::topology(&raw.topology)?;
+        let tcp_default = RawTcp::default();
+        let tcp_base = raw.tcp.as_ref().unwrap_or(&tcp_default);
+        // Check the defaults on their own so that errors point at [tcp].
+        tcp::tcp_for(tcp_base, None, "tcp")?;
+        let traffic = traffic::traffic(&raw.traffic, tcp_base, topology.pairs(), run.duration)?;
+        let n_flows = traffic.iter().map(|t| t.pairs.len()).sum();
+        let trace_cwnd = simulation::trace_cwnd(&raw.simulation, n_flows)?;
+        let aqm = aqm::aqms(raw.aqm.as_ref())?;
+        let pep = pep::peps(raw.pep.as_ref(), tcp_base)?;
+        Ok(Scenario {
+            name: raw.name.clone().unwrap_or_else(|| "scenario".into()),
+            seed: run.seed,
+            duration: run.duration,
+            sample_interval: run.sample_interval,
+            warmup: run.warmup,
+            trace_cwnd,
+            topology,
+            traffic,
+            aqm,
+            pep,
+        })
+    }
+}
+
+/// A small valid scenario and an error reader, for the validators' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Scenario;
+    use crate::error::Error;
+
+    pub const BASE: &str = r#"
+[simulation]
+duration = "10 s"
+[topology]
+kind = "dumbbell"
+pairs = 3
+[topology.access]
+rate = "100 Mbps"
+delay = "5 ms"
+[topology.bottleneck]
+rate = "10 Mbps"
+delay = "290 ms"
+buffer = 800
+[[traffic]]
+kind = "bulk"
+"#;
+
+    /// The validation error of `text` as the user sees it, `"ok"` if it is
+    /// valid, or `"other: ..."` for an error that is not a config error.
+    pub fn err(text: &str) -> String {
+        match Scenario::from_toml(text) {
+            Err(Error::Config(e)) => e.to_string(),
+            Err(e) => format!("other: {e}"),
+            Ok(_) => "ok".into(),
+        }
+    }
+}

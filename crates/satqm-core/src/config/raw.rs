@@ -1,0 +1,302 @@
+//! The scenario file as written: serde structs that mirror the TOML, one
+//! per table, with no rules beyond the file's shape.
+//!
+//! Unknown keys are refused here (`deny_unknown_fields`), and
+//! `serde_path_to_error` gives the key path of any type error or missing
+//! key. Every other rule is checked by the section's validator beside this
+//! file; quantities stay as written ([`Quantity`]) until then.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ConfigError, Error};
+use crate::units::Quantity;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub simulation: RawSimulation,
+    pub topology: RawTopology,
+    pub tcp: Option<RawTcp>,
+    pub traffic: Vec<RawTraffic>,
+    pub aqm: Option<Vec<RawAqm>>,
+    pub pep: Option<Vec<RawPep>>,
+}
+
+/// A performance-enhancing proxy splitting TCP connections at a node
+/// (RFC 3135 TCP spoofing).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPep {
+    /// Node name, e.g. "left".
+    pub at: String,
+    /// Per-connection buffer: bytes received and not yet acknowledged
+    /// downstream.
+    pub buffer: Option<Quantity>,
+    /// TCP options of the connections the PEP opens downstream (overrides
+    /// of `[tcp]`).
+    pub tcp: Option<RawTcp>,
+}
+
+/// One active queue management instance: its placement, mode, and the
+/// algorithm's own parameters (checked by the algorithm's parser).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct RawAqm {
+    pub kind: String,
+    pub at: Option<String>,
+    pub monitor: Option<String>,
+    pub mode: Option<String>,
+    #[serde(flatten)]
+    pub params: BTreeMap<String, toml::Value>,
+}
+
+/// `[simulation]`: run length, seed and what the sampler records.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSimulation {
+    pub duration: Quantity,
+    pub seed: Option<i64>,
+    pub sample_interval: Option<Quantity>,
+    pub warmup: Option<Quantity>,
+    /// Flow ids whose congestion window the sampler records.
+    pub trace_cwnd: Option<Vec<i64>>,
+}
+
+/// `[topology]`: the keys of every kind; `config/topology.rs` refuses those
+/// the chosen kind does not use.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopology {
+    pub kind: String,
+    // dumbbell
+    pub pairs: Option<i64>,
+    pub access: Option<RawLink>,
+    pub receiver_access: Option<RawLink>,
+    pub bottleneck: Option<RawLink>,
+    // ipos
+    pub servers: Option<i64>,
+    pub clients: Option<i64>,
+    pub server_links: Option<RawLink>,
+    pub client_links: Option<RawLink>,
+    pub receive: Option<RawLink>,
+    pub downlink: Option<RawLink>,
+    pub uplink: Option<RawLink>,
+}
+
+/// A delay: one value, a per-packet uniform range, a per-flow range, or a
+/// per-flow list (the last two only for access links).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a delay such as \"5 ms\", { uniform = [\"300 ms\", \"400 ms\"] } (per packet), { min = \"5 ms\", max = \"100 ms\" } (per flow) or a list of per-flow delays"
+)]
+pub enum RawDelay {
+    Fixed(Quantity),
+    PerPacket { uniform: [Quantity; 2] },
+    PerFlowRange { min: Quantity, max: Quantity },
+    PerFlowList(Vec<Quantity>),
+}
+
+/// A buffer limit: packets, or a table with packets or bytes.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a buffer size: a number of packets, { packets = N } or { bytes = \"64 KiB\" }"
+)]
+pub enum RawBuffer {
+    Packets(i64),
+    Table(RawBufferTable),
+}
+
+/// `{ packets = N }` or `{ bytes = "64 KiB" }` (exactly one of them).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBufferTable {
+    pub packets: Option<i64>,
+    pub bytes: Option<Quantity>,
+}
+
+/// One link's table: rate, delay, erasure and buffers.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLink {
+    pub rate: Quantity,
+    pub delay: RawDelay,
+    /// Packet erasure probability on the forward direction, applied
+    /// independently to each packet.
+    pub loss: Option<f64>,
+    /// Erasure probability on the reverse direction (default 0).
+    pub reverse_loss: Option<f64>,
+    /// A full buffer holds back packets sent by the link's own node (a
+    /// PEP's backbone) instead of dropping them: lossless backpressure.
+    pub backpressure: Option<bool>,
+    pub buffer: Option<RawBuffer>,
+    /// Buffer of the reverse direction (defaults to `buffer`).
+    pub reverse_buffer: Option<RawBuffer>,
+}
+
+/// `[tcp]`, or an entry's `tcp` overrides of it: every key optional.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTcp {
+    pub recovery: Option<String>,
+    pub cc: Option<String>,
+    pub mss: Option<i64>,
+    pub initial_window: Option<i64>,
+    pub delayed_ack: Option<bool>,
+    pub delayed_ack_timeout: Option<Quantity>,
+    pub window_scaling: Option<bool>,
+    pub receive_buffer: Option<Quantity>,
+    pub ecn: Option<bool>,
+    pub rate_cap: Option<Quantity>,
+    pub min_rto: Option<Quantity>,
+    pub max_rto: Option<Quantity>,
+    pub initial_rto: Option<Quantity>,
+    pub handshake: Option<bool>,
+    pub dupack_threshold: Option<i64>,
+    pub hybla_rtt0: Option<Quantity>,
+    pub fixed_window: Option<Quantity>,
+}
+
+/// Selects dumbbell pairs: `"all"`, one index, or a list of indices.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "\"all\", a pair index, a list of pair indices, or { from = i, to = j }"
+)]
+pub enum RawPairs {
+    All(String),
+    One(i64),
+    List(Vec<i64>),
+    Range { from: i64, to: i64 },
+}
+
+/// When a traffic entry's flows start: one time, or uniform in a range.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a start time such as \"0 s\" or { uniform = [\"0 s\", \"1 s\"] }"
+)]
+pub enum RawStart {
+    At(Quantity),
+    Uniform { uniform: [Quantity; 2] },
+}
+
+/// One `[[traffic]]` entry: one flat table for every kind;
+/// `config/traffic.rs` knows which keys each kind reads and refuses the
+/// others by name.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTraffic {
+    pub kind: String,
+    pub pairs: Option<RawPairs>,
+    pub start: Option<RawStart>,
+    pub stop: Option<Quantity>,
+    /// bulk: bytes to send ("unlimited" or absent for no limit).
+    pub size: Option<Quantity>,
+    /// cbr: sending rate.
+    pub rate: Option<Quantity>,
+    /// cbr: datagram payload bytes.
+    pub packet_size: Option<i64>,
+    /// bulk, short: overrides of the scenario's `[tcp]` table.
+    pub tcp: Option<RawTcp>,
+    /// short: new flows per second (a Poisson process).
+    pub arrival_rate: Option<f64>,
+    /// web: connections kept open.
+    pub connections: Option<i64>,
+    /// web: start-up ramp, `step` new connections every `interval`.
+    pub ramp: Option<RawRamp>,
+    /// web: page size, uniform in [min, max].
+    pub page_size: Option<RawRange>,
+    /// web: user think time after each page.
+    pub think_time: Option<Quantity>,
+    /// web_mice: closed-loop users.
+    pub sessions: Option<i64>,
+    /// web_mice: Pareto file sizes.
+    pub pareto: Option<RawPareto>,
+    /// web_mice: mean of the exponential think time.
+    pub think_mean: Option<Quantity>,
+}
+
+/// A Pareto distribution of sizes: `scale` (the smallest size, bytes),
+/// `shape`, and an optional cap `max`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPareto {
+    pub scale: Quantity,
+    pub shape: f64,
+    pub max: Option<Quantity>,
+}
+
+/// A start-up ramp: `step` more connections every `interval`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRamp {
+    pub step: i64,
+    pub interval: Quantity,
+}
+
+/// A range `{ min, max }`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRange {
+    pub min: Quantity,
+    pub max: Quantity,
+}
+
+impl RawScenario {
+    /// Read TOML text into the file's shape; errors name the key path.
+    pub fn from_toml(text: &str) -> Result<RawScenario, Error> {
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let msg = inner.message().to_string();
+            if path.is_empty() || path == "." {
+                // Missing top-level sections and TOML syntax errors.
+                match missing_field(&msg) {
+                    Some(field) => ConfigError::new(field, "is required").into(),
+                    None => Error::Parse(inner.to_string().trim().to_string()),
+                }
+            } else {
+                match missing_field(&msg) {
+                    Some(field) => {
+                        ConfigError::new(format!("{path}.{field}"), "is required").into()
+                    }
+                    None => ConfigError::new(path, msg).into(),
+                }
+            }
+        })
+    }
+}
+
+/// The key serde reports as missing, if that is the error.
+fn missing_field(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix("missing field `")?;
+    Some(rest.split('`').next()?.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::testing::{err, BASE};
+
+    #[test]
+    fn the_file_shape_is_enforced_with_key_paths() {
+        assert!(
+            err(&BASE.replace("buffer = 800", "buffer = 800\nbogus = 1"))
+                .starts_with("topology.bottleneck.bogus: unknown field `bogus`")
+        );
+        assert_eq!(
+            err(&BASE.replace("[simulation]\nduration = \"10 s\"", "")),
+            "simulation: is required"
+        );
+        assert!(
+            err(&BASE.replace("buffer = 800", "buffer = { packets = 3, bits = 4 }"))
+                .starts_with("topology.bottleneck.buffer: a buffer size")
+        );
+    }
+}

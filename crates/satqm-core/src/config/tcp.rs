@@ -1,0 +1,245 @@
+//! Validates TCP options: the scenario's `[tcp]` table and the `tcp`
+//! overrides of traffic entries and PEPs, into a [`TcpConfig`].
+//!
+//! Every connection's options come from [`tcp_for`]: the overrides laid
+//! over `[tcp]` key by key, then checked as one table, so an error names
+//! the key path of the table that holds the override (`traffic[1].tcp.mss`).
+
+use crate::error::ConfigError;
+use crate::time::SimTime;
+use crate::transport::tcp::{CcKind, Recovery, TcpConfig};
+use crate::units::{int_in, quantity_bytes, quantity_rate, quantity_time};
+
+use super::raw::RawTcp;
+
+/// The options of a connection: `over` (if any) laid over the scenario's
+/// `[tcp]` table `base`, checked with errors under `path`.
+pub(super) fn tcp_for(
+    base: &RawTcp,
+    over: Option<&RawTcp>,
+    path: &str,
+) -> Result<TcpConfig, ConfigError> {
+    match over {
+        Some(o) => tcp_config(&overlay(base, o), path),
+        None => tcp_config(base, path),
+    }
+}
+
+/// `base` with every key `over` sets replaced.
+fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
+    macro_rules! pick {
+        ($($f:ident),*) => { RawTcp { $($f: over.$f.clone().or_else(|| base.$f.clone())),* } };
+    }
+    pick!(
+        recovery,
+        cc,
+        mss,
+        initial_window,
+        delayed_ack,
+        delayed_ack_timeout,
+        window_scaling,
+        receive_buffer,
+        ecn,
+        rate_cap,
+        min_rto,
+        max_rto,
+        initial_rto,
+        handshake,
+        dupack_threshold,
+        hybla_rtt0,
+        fixed_window
+    )
+}
+
+/// Check one table's keys in a fixed order (the first broken rule is the
+/// one reported) over the defaults of [`TcpConfig`].
+fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
+    let mut c = TcpConfig::default();
+    if let Some(r) = &raw.recovery {
+        c.recovery = recovery(r, path)?;
+    }
+    c.cc = congestion_control(raw, c.cc, path)?;
+    if let Some(m) = raw.mss {
+        c.mss = int_in(m, &format!("{path}.mss"), 64, 65_495)? as u32;
+    }
+    if let Some(w) = raw.initial_window {
+        c.initial_window = int_in(w, &format!("{path}.initial_window"), 1, 1000)? as u32;
+    }
+    if let Some(d) = raw.delayed_ack {
+        c.delayed_ack = d;
+    }
+    if let Some(q) = &raw.delayed_ack_timeout {
+        c.delayed_ack_timeout = quantity_time(q, &format!("{path}.delayed_ack_timeout"), false)?;
+        if c.delayed_ack_timeout > SimTime::from_ms(500) {
+            return Err(ConfigError::new(
+                format!("{path}.delayed_ack_timeout"),
+                "must be at most 500 ms (RFC 5681)",
+            ));
+        }
+    }
+    if let Some(w) = raw.window_scaling {
+        c.window_scaling = w;
+    }
+    if let Some(b) = receive_buffer(raw, &c, path)? {
+        c.receive_buffer = b;
+    }
+    if let Some(e) = raw.ecn {
+        c.ecn = e;
+    }
+    if let Some(q) = &raw.rate_cap {
+        c.rate_cap = Some(quantity_rate(q, &format!("{path}.rate_cap"))?);
+    }
+    retransmission_timer(raw, &mut c, path)?;
+    if let Some(h) = raw.handshake {
+        c.handshake = h;
+    }
+    if let Some(d) = raw.dupack_threshold {
+        c.dupack_threshold = int_in(d, &format!("{path}.dupack_threshold"), 1, 100)? as u32;
+    }
+    Ok(c)
+}
+
+fn recovery(name: &str, path: &str) -> Result<Recovery, ConfigError> {
+    match name {
+        "tahoe" => Ok(Recovery::Tahoe),
+        "reno" => Ok(Recovery::Reno),
+        "newreno" => Ok(Recovery::NewReno),
+        "sack" => Ok(Recovery::Sack),
+        other => Err(ConfigError::new(
+            format!("{path}.recovery"),
+            format!("unknown loss recovery {other:?} (known: tahoe, reno, newreno, sack)"),
+        )),
+    }
+}
+
+/// `cc` (`default` if absent) with the keys only one congestion control
+/// reads: `fixed_window` (required by "fixed") and `hybla_rtt0` (Hybla's
+/// reference RTT, 25 ms unless given).
+fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKind, ConfigError> {
+    let mut cc = match raw.cc.as_deref() {
+        None => default,
+        Some("reno") => CcKind::Reno,
+        Some("hybla") => CcKind::Hybla {
+            rtt0: SimTime::from_ms(25),
+        },
+        Some("fixed") => match &raw.fixed_window {
+            Some(q) => CcKind::Fixed {
+                window: quantity_bytes(q, &format!("{path}.fixed_window"))?,
+            },
+            None => {
+                return Err(ConfigError::new(
+                    format!("{path}.fixed_window"),
+                    "is required with cc = \"fixed\"",
+                ))
+            }
+        },
+        Some(other) => {
+            return Err(ConfigError::new(
+                format!("{path}.cc"),
+                format!("unknown congestion control {other:?} (known: reno, hybla, fixed)"),
+            ))
+        }
+    };
+    if raw.fixed_window.is_some() && !matches!(cc, CcKind::Fixed { .. }) {
+        return Err(ConfigError::new(
+            format!("{path}.fixed_window"),
+            "is used only with cc = \"fixed\"",
+        ));
+    }
+    if let Some(q) = &raw.hybla_rtt0 {
+        let r = quantity_time(q, &format!("{path}.hybla_rtt0"), false)?;
+        match &mut cc {
+            CcKind::Hybla { rtt0 } => *rtt0 = r,
+            _ => {
+                return Err(ConfigError::new(
+                    format!("{path}.hybla_rtt0"),
+                    "is used only with cc = \"hybla\"",
+                ))
+            }
+        }
+    }
+    Ok(cc)
+}
+
+/// The receive buffer, if it differs from the default: as given (at least
+/// one MSS, and at most 1 GiB with window scaling, RFC 7323's limit), or
+/// 65,535 bytes without window scaling.
+fn receive_buffer(raw: &RawTcp, c: &TcpConfig, path: &str) -> Result<Option<u64>, ConfigError> {
+    let Some(q) = &raw.receive_buffer else {
+        return Ok((!c.window_scaling).then_some(65_535));
+    };
+    let b = quantity_bytes(q, &format!("{path}.receive_buffer"))?;
+    if b < c.mss as u64 {
+        return Err(ConfigError::new(
+            format!("{path}.receive_buffer"),
+            "must hold at least one MSS",
+        ));
+    }
+    // RFC 7323: the scaled window is at most 2^30 bytes.
+    if c.window_scaling && b > 1 << 30 {
+        return Err(ConfigError::new(
+            format!("{path}.receive_buffer"),
+            "must be at most 1 GiB (RFC 7323 window scale limit)",
+        ));
+    }
+    Ok(Some(b))
+}
+
+/// The retransmission timer's bounds and first value (RFC 6298).
+fn retransmission_timer(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(), ConfigError> {
+    if let Some(q) = &raw.min_rto {
+        c.min_rto = quantity_time(q, &format!("{path}.min_rto"), false)?;
+    }
+    if let Some(q) = &raw.max_rto {
+        c.max_rto = quantity_time(q, &format!("{path}.max_rto"), false)?;
+    }
+    if let Some(q) = &raw.initial_rto {
+        c.initial_rto = quantity_time(q, &format!("{path}.initial_rto"), false)?;
+    }
+    if c.min_rto > c.max_rto {
+        return Err(ConfigError::new(
+            format!("{path}.min_rto"),
+            "must be <= max_rto",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::testing::{err, BASE};
+    use crate::config::{Scenario, TrafficKind};
+    use crate::transport::tcp::Recovery;
+
+    #[test]
+    fn tcp_overrides_merge() {
+        let text = format!("{BASE}\n[traffic.tcp]\nrecovery = \"sack\"\n\n[tcp]\nmss = 1000\nwindow_scaling = false\n");
+        let s = Scenario::from_toml(&text).unwrap();
+        let TrafficKind::Bulk { tcp, .. } = &s.traffic[0].kind else {
+            panic!()
+        };
+        assert_eq!(tcp.recovery, Recovery::Sack);
+        assert_eq!(tcp.mss, 1000);
+        assert_eq!(tcp.max_advertised_window(), 65_535);
+    }
+
+    #[test]
+    fn errors_name_the_table_that_sets_the_key() {
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\nmss = 10\n")),
+            "tcp.mss: must be between 64 and 65495"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[traffic.tcp]\nmss = 10\n")),
+            "traffic[0].tcp.mss: must be between 64 and 65495"
+        );
+        // A merged table is checked as a whole: the receive buffer of [tcp]
+        // must hold the MSS an override sets.
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[traffic.tcp]\nmss = 2000\n\n[tcp]\nreceive_buffer = 1500\n"
+            )),
+            "traffic[0].tcp.receive_buffer: must hold at least one MSS"
+        );
+    }
+}
