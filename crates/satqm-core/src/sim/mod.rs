@@ -21,6 +21,7 @@ mod transport;
 
 pub use report::{FlowSummary, PacketCounts, RunSummary, SummaryValue};
 
+use crate::config::Scenario;
 use crate::engine::{Event, EventQueue};
 use crate::error::Result;
 use crate::gateway::{Pep, Relay};
@@ -32,7 +33,6 @@ use crate::time::SimTime;
 use crate::traffic::App;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::udp::UdpSink;
-use crate::Scenario;
 
 /// The two ends of a flow.
 #[derive(Debug)]
