@@ -6,10 +6,12 @@
 //! the transmitter puts it on the delay line (`link.rs`); at the far end the
 //! simulation forwards it by [`Routes`] or delivers it.
 
+pub mod drop;
 pub mod link;
 pub mod port;
 pub mod routing;
 
+pub use drop::DropReason;
 pub use link::{DelayModel, Link};
-pub use port::{apply_verdict, DropReason, PlacedAqm, Port, PortSample, PortSink};
+pub use port::{apply_verdict, PlacedAqm, Port, PortSample, PortSink};
 pub use routing::Routes;

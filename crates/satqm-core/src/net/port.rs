@@ -23,7 +23,8 @@
 
 use std::collections::VecDeque;
 
-use crate::aqm::{Aqm, Outcome, PacketMeta, QueueView, Reason, Verdict};
+use super::DropReason;
+use crate::aqm::{Aqm, Outcome, PacketMeta, QueueView, Verdict};
 use crate::engine::Event;
 use crate::ids::{AqmId, FlowKind, LinkId};
 use crate::packet::{flags, Packet};
@@ -31,62 +32,6 @@ use crate::queue::BufferLimit;
 use crate::queue::{Buffer, Queued, VqClass};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
-
-/// Why a packet left the network without being delivered, or was marked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum DropReason {
-    /// The buffer was full.
-    Overflow = 0,
-    /// Random erasure on the link (the scenario's `loss`).
-    Erasure = 1,
-    /// An AQM's random or virtual-queue signal, as a drop.
-    EarlyDrop = 2,
-    /// An AQM's deterministic region (RED above max_th), as a drop.
-    ForcedDrop = 3,
-    /// An AQM's early signal as an ECN mark (the packet goes on).
-    EarlyMark = 4,
-    /// An AQM's forced signal as an ECN mark.
-    ForcedMark = 5,
-}
-
-impl DropReason {
-    pub const ALL: [DropReason; 6] = [
-        DropReason::Overflow,
-        DropReason::Erasure,
-        DropReason::EarlyDrop,
-        DropReason::ForcedDrop,
-        DropReason::EarlyMark,
-        DropReason::ForcedMark,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::Overflow => "overflow",
-            DropReason::Erasure => "erasure",
-            DropReason::EarlyDrop => "early_drop",
-            DropReason::ForcedDrop => "forced_drop",
-            DropReason::EarlyMark => "early_mark",
-            DropReason::ForcedMark => "forced_mark",
-        }
-    }
-
-    /// Marks leave the packet in the network.
-    pub fn is_mark(self) -> bool {
-        matches!(self, DropReason::EarlyMark | DropReason::ForcedMark)
-    }
-
-    /// How an AQM's signal was carried out (`None`: the packet passed).
-    fn of(outcome: Outcome) -> Option<DropReason> {
-        match outcome {
-            Outcome::Passed => None,
-            Outcome::Marked(Reason::Early) => Some(DropReason::EarlyMark),
-            Outcome::Marked(Reason::Forced) => Some(DropReason::ForcedMark),
-            Outcome::Dropped(Reason::Early) => Some(DropReason::EarlyDrop),
-            Outcome::Dropped(Reason::Forced) => Some(DropReason::ForcedDrop),
-        }
-    }
-}
 
 /// Carry out `verdict` on `pkt` by [`Outcome::of`], setting CE on a mark.
 #[inline]
@@ -398,28 +343,9 @@ impl Port {
         let index = self.counters.arrivals;
         self.counters.arrivals += 1;
         // The virtual queue the packet joins (None: a FIFO port's only one).
-        let mut class = None;
-        if let Some(a) = self.aqm {
-            let slot = &mut aqms[a.idx()];
-            let u = slot.rng.uniform();
-            let meta = PacketMeta {
-                size: pkt.size,
-                ecn_capable: pkt.ecn_capable(),
-            };
-            let verdict = if matches!(slot.aqm, Aqm::RedTail(_)) {
-                let (c, v) = self.red_tail_arrival(now, slot, &pkt, meta, u, sink);
-                class = Some(c);
-                v
-            } else {
-                let view = monitor.expect("the caller passes the monitored view");
-                slot.aqm.on_arrival(now, meta, &view, u)
-            };
-            let outcome = self.act(verdict, slot.ecn, &mut pkt, index, sink);
-            slot.aqm.on_outcome(meta, outcome);
-            if !outcome.admitted() {
-                return Admitted::Done;
-            }
-        }
+        let Some(class) = self.judge_arrival(now, &mut pkt, index, aqms, monitor, sink) else {
+            return Admitted::Done;
+        };
         let local = local && self.backpressure;
         if local && !self.held.is_empty() {
             // Behind others already held back: keep their order.
@@ -465,6 +391,42 @@ impl Port {
             sink.schedule(self.busy_until, Event::TxDone(l));
         }
         Admitted::Done
+    }
+
+    /// The acting AQM's verdict on an arrival, carried out: `None` if the
+    /// packet was dropped, else the virtual queue it joins (`None` on a
+    /// FIFO port).
+    #[inline]
+    fn judge_arrival(
+        &mut self,
+        now: SimTime,
+        pkt: &mut Packet,
+        index: u64,
+        aqms: &mut [PlacedAqm],
+        monitor: Option<QueueView>,
+        sink: &mut impl PortSink,
+    ) -> Option<Option<VqClass>> {
+        let Some(a) = self.aqm else {
+            return Some(None);
+        };
+        let slot = &mut aqms[a.idx()];
+        let u = slot.rng.uniform();
+        let meta = PacketMeta {
+            size: pkt.size,
+            ecn_capable: pkt.ecn_capable(),
+        };
+        let mut class = None;
+        let verdict = if matches!(slot.aqm, Aqm::RedTail(_)) {
+            let (c, v) = self.red_tail_arrival(now, slot, pkt, meta, u, sink);
+            class = Some(c);
+            v
+        } else {
+            let view = monitor.expect("the caller passes the monitored view");
+            slot.aqm.on_arrival(now, meta, &view, u)
+        };
+        let outcome = self.act(verdict, slot.ecn, pkt, index, sink);
+        slot.aqm.on_outcome(meta, outcome);
+        outcome.admitted().then_some(class)
     }
 
     /// RED+Tail: classify the packet, count it in its virtual queue, and
