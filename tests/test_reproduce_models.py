@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import satqm
-from satqm._sweep_toml import dumps
 from satqm.experiments import models
 from satqm.models import avq_alpha_max, pi_design, pi_discretize
+from satqm.sweep.canonical_toml import dumps
 
 # The dumbbell by hand: 10 Mbit/s of 1,000-byte packets, 30 flows,
 # round trip 2 x (5 + 115 + 5) ms.
@@ -63,7 +63,7 @@ def test_gateway_ode_parameters_from_the_packaged_scenarios():
 
 
 def test_gateway_ode_parameters_from_files(tmp_path):
-    from satqm._sweep_toml import dumps
+    from satqm.sweep.canonical_toml import dumps
 
     red_s, avqred_s = models.default_gateway_scenarios()
     avqred_s["aqm"][0]["min_capacity"] = avqred_s["aqm"][0]["max_capacity"] = "19.6 Mbps"
@@ -129,6 +129,8 @@ def test_models_tiny(tmp_path):
 def test_missing_gateway_scenarios_are_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="none.toml"):
         models.reproduce(
-            tmp_path, settings=models.tiny_settings(), workers=1,
+            tmp_path,
+            settings=models.tiny_settings(),
+            workers=1,
             red_scenario=tmp_path / "none.toml",
         )

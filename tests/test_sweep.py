@@ -21,10 +21,9 @@ import pandas as pd
 import pytest
 import satqm
 from conftest import DROPTAIL, EXAMPLES, tiny_dict
-from satqm import _sweep_store as store
-from satqm._sweep_toml import dumps
 from satqm.results import DETERMINISTIC_FILES
-from satqm.sweep import Sweep, SweepBusy, SweepResult, sweep
+from satqm.sweep import Sweep, SweepBusy, SweepResult, store, sweep
+from satqm.sweep.canonical_toml import dumps
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -185,7 +185,7 @@ def _label(source: ScenarioSource, variant: str) -> str:
 
 
 def _dumps(data: dict[str, Any]) -> str:
-    from satqm._sweep_toml import dumps
+    from satqm.sweep.canonical_toml import dumps
 
     return dumps(data)
 

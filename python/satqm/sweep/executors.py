@@ -2,7 +2,7 @@
 
 Each takes the runs still to do and calls ``report(task, outcome)`` once per
 run as it ends (``outcome["status"]`` is ``"done"`` or ``"failed"``). Every
-run writes its own folder (:func:`satqm._sweep_store.run_one`), so which
+run writes its own folder (:func:`satqm.sweep.store.run_one`), so which
 executor ran it, and in what order, changes nothing on disk but ``run.json``.
 
 On :class:`KeyboardInterrupt` an executor cancels what has not started,
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from satqm import _sweep_store as store
+from satqm.sweep import store
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -42,12 +42,20 @@ Report = Callable[[Task, "dict[str, Any]"], None]
 
 
 def _submit_args(task: Task, out: Path, options: Mapping[str, Any]) -> tuple[tuple, dict]:
-    """Arguments of :func:`satqm._sweep_store.run_one` for ``task``; ``options``
+    """Arguments of :func:`satqm.sweep.store.run_one` for ``task``; ``options``
     holds the keywords common to all runs (``version``, ``plot``, ``simulate``)."""
     return (
         (task.text, task.seed, str(out)),
         {"run_id": task.run_id, "params": dict(task.params), **options},
     )
+
+
+def default_workers() -> int:
+    """The CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 # ----- in this process -------------------------------------------------------
