@@ -204,6 +204,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             f"interrupted; finished runs are kept in {out / 'runs'} and are not redone",
             EXIT_INTERRUPTED,
         ) from None
+    except experiments.RunFailed as e:
+        raise CliError(
+            f"{e}\nfinished runs are kept in {out / 'runs'} and are not redone", EXIT_FAILED
+        ) from None
     finally:
         if bar is not None:
             bar.stop()

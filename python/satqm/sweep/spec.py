@@ -23,7 +23,7 @@ from satqm import _core
 from satqm._core import ConfigError
 from satqm.scenario import Scenario, config_error
 from satqm.sweep import executors as ex
-from satqm.sweep import store
+from satqm.sweep import files, store
 from satqm.sweep.aggregate import SweepResult
 from satqm.sweep.axes import (
     BaseLike,
@@ -438,7 +438,7 @@ class Sweep:
         outp.mkdir(parents=True, exist_ok=True)
 
         plan = self.plan()
-        options = {"version": _core.__version__, "plot": bool(plot), "simulate": simulate}
+        folder = store.SweepStore(outp, _core.__version__, bool(plot), simulate)
         with store.locked(outp):
             store.remove_tmp_dirs(outp)
             (outp / store.RUNS).mkdir(exist_ok=True)
@@ -451,28 +451,16 @@ class Sweep:
             bar = ProgressBar(len(self._points), len(todo), progress)
             try:
                 with bar:
-                    if not todo:
-                        pass
-                    elif client is not None:
-                        ex.execute_dask(
-                            todo, outp, client=client, retries=retries, options=options,
-                            report=bar.report,
-                        )  # fmt: skip
-                    elif dask:
+                    if todo and dask and client is None:
                         c = ex.connect(scheduler, scheduler_file)
                         try:
-                            ex.execute_dask(
-                                todo, outp, client=c, retries=retries, options=options,
-                                report=bar.report,
-                            )  # fmt: skip
+                            ex.execute(todo, folder, client=c, retries=retries, report=bar.report)
                         finally:
                             c.close()
-                    elif workers == 0:
-                        ex.execute_serial(todo, outp, options=options, report=bar.report)
                     else:
-                        ex.execute_local(
-                            todo, outp, workers=workers or ex.default_workers(), retries=retries,
-                            options=options, report=bar.report,
+                        ex.execute(
+                            todo, folder, workers=workers, client=client, retries=retries,
+                            report=bar.report,
                         )  # fmt: skip
                 # Every run has ended: what is left in .tmp-* is the debris of
                 # attempts whose worker died (not after Ctrl-C on Dask, where
@@ -482,8 +470,8 @@ class Sweep:
                 # Also after Ctrl-C: the manifest says what is done so far.
                 store.remove_stale_failures(outp)
                 manifest = store.build_manifest(outp, plan)
-                store.write_parquet_atomic(outp / store.MANIFEST, manifest)
-                store.write_parquet_atomic(outp / store.TIMINGS, store.build_timings(outp, plan))
+                files.write_parquet_atomic(outp / store.MANIFEST, manifest)
+                files.write_parquet_atomic(outp / store.TIMINGS, store.build_timings(outp, plan))
         return SweepResult(outp, plan, manifest)
 
 
