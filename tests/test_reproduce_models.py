@@ -38,14 +38,15 @@ def test_built_scenarios_are_valid(aqm):
     assert s.duration == 10.0 and s.flows == N
 
 
-def test_quantities():
-    assert models.quantity("20 Mbps", "rate") == 20e6
-    assert models.quantity("305 ms", "time") == pytest.approx(0.305)
-    assert models.quantity("1.5 MB", "bytes") == 1.5e6
-    assert models.quantity("64 KiB", "bytes") == 65536
-    assert models.quantity(0.1, "time") == 0.1
-    with pytest.raises(ValueError, match="unknown rate unit"):
-        models.quantity("3 furlongs", "rate")
+def test_quantities_are_read_by_the_core_parser_and_name_their_key():
+    red_s, avqred_s = models.default_gateway_scenarios()
+    red_s["topology"]["downlink"]["rate"] = "3 furlongs"
+    with pytest.raises(satqm.ConfigError, match=r"^topology\.downlink\.rate: unknown unit"):
+        models.gateway_ode_parameters(red_s, avqred_s)
+    d = models.dumbbell_data()
+    d["topology"]["access"]["delay"] = {"min": "5 ms", "max": "5 parsecs"}
+    with pytest.raises(satqm.ConfigError, match=r"^topology\.access\.delay\.max: unknown unit"):
+        models.dumbbell_design(d)
 
 
 def test_gateway_ode_parameters_from_the_packaged_scenarios():
