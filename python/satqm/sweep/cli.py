@@ -158,7 +158,7 @@ def _load_result(d: Path) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import satqm
+    from satqm._core import ConfigError
     from satqm.sweep import Sweep, SweepBusy
 
     path = Path(args.target)
@@ -177,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         raise SweepCliError(f"{path}: not UTF-8 text") from None
     except OSError as e:
         raise SweepCliError(f"{path}: {e.strerror or e}") from None
-    except satqm.ConfigError as e:
+    except ConfigError as e:
         raise SweepCliError(f"{path}: {e}") from e
 
     if args.dry_run:

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from satqm import _core
-from satqm._core import ConfigError
+from satqm._core import ConfigError, validate
+from satqm._core import __version__ as _VERSION
 from satqm.scenario import Scenario, config_error
 from satqm.sweep import executors as ex
 from satqm.sweep import files, store
@@ -74,7 +74,7 @@ def _related(axis: str, path: str) -> bool:
 
 def _validate(text: str) -> ConfigError | None:
     try:
-        _core.validate(text, None, None)
+        validate(text, None, None)
     except ConfigError as e:
         return e
     return None
@@ -224,7 +224,7 @@ class Sweep:
     def _expand(
         self, base_data: dict[str, Any], base_fixed: dict[str, Any], run_keys: list[str]
     ) -> list[RunPoint]:
-        version = _core.__version__
+        version = _VERSION
         # Single values on their own first, for precise errors (only when the
         # base with the fixed values is itself valid; otherwise a value could
         # be blamed for the base's fault).
@@ -273,7 +273,7 @@ class Sweep:
                 params = {k: params[k] for k in self.axes}
                 text = dumps(data)
                 try:
-                    info = _core.validate(text, None, None)
+                    info = validate(text, None, None)
                 except ConfigError as e:
                     failures.append((i, combo, params, e))
                     continue
@@ -387,7 +387,7 @@ class Sweep:
         """The document written to ``sweep.json``."""
         return {
             "format": store.FORMAT,
-            "satqm_version": _core.__version__,
+            "satqm_version": _VERSION,
             "base": {
                 "name": self.name,
                 "path": str(self.base.path) if self.base is not None and self.base.path else None,
@@ -438,7 +438,7 @@ class Sweep:
         outp.mkdir(parents=True, exist_ok=True)
 
         plan = self.plan()
-        folder = store.SweepStore(outp, _core.__version__, bool(plot), simulate)
+        folder = store.SweepStore(outp, _VERSION, bool(plot), simulate)
         with store.locked(outp):
             store.remove_tmp_dirs(outp)
             (outp / store.RUNS).mkdir(exist_ok=True)

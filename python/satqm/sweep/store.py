@@ -161,7 +161,8 @@ def simulate_into(
     """Run the scenario ``text`` with ``seed`` and save its results in
     ``folder`` (:meth:`satqm.Results.save`): the work of one run, whichever
     store keeps it."""
-    from satqm.scenario import Scenario, run
+    from satqm.scenario import Scenario
+    from satqm.simulation import run
 
     sc = Scenario(text, seed=seed)
     res = run(sc) if simulate is None else simulate(sc)
