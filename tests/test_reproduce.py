@@ -53,3 +53,32 @@ def test_avq2001_quick(tmp_path):
     avq2001.reproduce(tmp_path, quick=True, workers=1)
     after = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*/summary.json")}
     assert before == after
+
+
+def test_batches_run_through_the_sweep_executors_and_keep_only_run_files(tmp_path):
+    from conftest import TINY
+    from satqm.experiments._runner import Run, RunFailed, run_all
+    from satqm.results import DETERMINISTIC_FILES
+
+    runs = [Run("tiny-a-s1", TINY, 1), Run("bad", "name = 1\n", 1), Run("tiny-b-s2", TINY, 2)]
+    seen: list[tuple[int, int]] = []
+    try:
+        run_all(runs, tmp_path / "runs", workers=2, progress=lambda d, t: seen.append((d, t)))
+    except RunFailed as e:
+        assert "1 of 3 runs failed" in str(e) and "bad: ConfigError" in str(e)
+    else:
+        raise AssertionError("a failed run must raise RunFailed")
+    assert seen[0] == (0, 3) and seen[-1] == (3, 3)
+    # A run's folder holds what Results.save writes, nothing else; no debris.
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["tiny-a-s1", "tiny-b-s2"]
+    for name in ("tiny-a-s1", "tiny-b-s2"):
+        names = {p.name for p in (tmp_path / "runs" / name).iterdir()}
+        assert names == {*DETERMINISTIC_FILES, "run.json", "plot.png"}
+    # In this process, the same bytes; finished runs are not redone.
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*/summary.json")}
+    folders = run_all(runs[::2] + [Run("tiny-c-s2", TINY, 2)], tmp_path / "runs", workers=1)
+    after = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*/summary.json")}
+    assert after.items() >= before.items() and len(after) == 3
+    for f in DETERMINISTIC_FILES:
+        b = (folders["tiny-b-s2"] / f).read_bytes()
+        assert (folders["tiny-c-s2"] / f).read_bytes() == b, f

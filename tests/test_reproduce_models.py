@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import satqm
-from satqm._sweep_toml import dumps
 from satqm.experiments import models
 from satqm.models import avq_alpha_max, pi_design, pi_discretize
+from satqm.sweep.canonical_toml import dumps
 
 # The dumbbell by hand: 10 Mbit/s of 1,000-byte packets, 30 flows,
 # round trip 2 x (5 + 115 + 5) ms.
@@ -38,14 +38,15 @@ def test_built_scenarios_are_valid(aqm):
     assert s.duration == 10.0 and s.flows == N
 
 
-def test_quantities():
-    assert models.quantity("20 Mbps", "rate") == 20e6
-    assert models.quantity("305 ms", "time") == pytest.approx(0.305)
-    assert models.quantity("1.5 MB", "bytes") == 1.5e6
-    assert models.quantity("64 KiB", "bytes") == 65536
-    assert models.quantity(0.1, "time") == 0.1
-    with pytest.raises(ValueError, match="unknown rate unit"):
-        models.quantity("3 furlongs", "rate")
+def test_quantities_are_read_by_the_core_parser_and_name_their_key():
+    red_s, avqred_s = models.default_gateway_scenarios()
+    red_s["topology"]["downlink"]["rate"] = "3 furlongs"
+    with pytest.raises(satqm.ConfigError, match=r"^topology\.downlink\.rate: unknown unit"):
+        models.gateway_ode_parameters(red_s, avqred_s)
+    d = models.dumbbell_data()
+    d["topology"]["access"]["delay"] = {"min": "5 ms", "max": "5 parsecs"}
+    with pytest.raises(satqm.ConfigError, match=r"^topology\.access\.delay\.max: unknown unit"):
+        models.dumbbell_design(d)
 
 
 def test_gateway_ode_parameters_from_the_packaged_scenarios():
@@ -63,7 +64,7 @@ def test_gateway_ode_parameters_from_the_packaged_scenarios():
 
 
 def test_gateway_ode_parameters_from_files(tmp_path):
-    from satqm._sweep_toml import dumps
+    from satqm.sweep.canonical_toml import dumps
 
     red_s, avqred_s = models.default_gateway_scenarios()
     avqred_s["aqm"][0]["min_capacity"] = avqred_s["aqm"][0]["max_capacity"] = "19.6 Mbps"
@@ -129,6 +130,8 @@ def test_models_tiny(tmp_path):
 def test_missing_gateway_scenarios_are_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="none.toml"):
         models.reproduce(
-            tmp_path, settings=models.tiny_settings(), workers=1,
+            tmp_path,
+            settings=models.tiny_settings(),
+            workers=1,
             red_scenario=tmp_path / "none.toml",
         )

@@ -21,10 +21,9 @@ import pandas as pd
 import pytest
 import satqm
 from conftest import DROPTAIL, EXAMPLES, tiny_dict
-from satqm import _sweep_store as store
-from satqm._sweep_toml import dumps
 from satqm.results import DETERMINISTIC_FILES
-from satqm.sweep import Sweep, SweepBusy, SweepResult, sweep
+from satqm.sweep import Sweep, SweepBusy, SweepResult, store, sweep
+from satqm.sweep.canonical_toml import dumps
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -602,8 +601,10 @@ def test_examples_sweep_file_plans():
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")
+    # Dashboard on a free port: a fixed one may be taken on a shared machine
+    # (and the warning that says so fails the test).
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
     with cluster, distributed.Client(cluster) as client:
         yield client

@@ -16,7 +16,8 @@ A bad scenario raises :class:`ConfigError` naming the key
 
 from satqm._core import ConfigError, SimulationError, __version__
 from satqm.results import Results
-from satqm.scenario import Scenario, Simulation, load, run
+from satqm.scenario import Scenario, load
+from satqm.simulation import Simulation, run
 from satqm.sweep import Sweep, SweepResult, sweep
 
 # The compiled module names its exceptions `_core.X`, which pickle cannot

@@ -204,6 +204,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             f"interrupted; finished runs are kept in {out / 'runs'} and are not redone",
             EXIT_INTERRUPTED,
         ) from None
+    except experiments.RunFailed as e:
+        raise CliError(
+            f"{e}\nfinished runs are kept in {out / 'runs'} and are not redone", EXIT_FAILED
+        ) from None
     finally:
         if bar is not None:
             bar.stop()
@@ -244,11 +248,11 @@ def _print_summary(res, out: Path) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from satqm import _sweep_cli
+    from satqm.sweep import cli as sweep_cli
 
     try:
-        return _sweep_cli.run(args)
-    except _sweep_cli.SweepCliError as e:
+        return sweep_cli.run(args)
+    except sweep_cli.SweepCliError as e:
         raise CliError(str(e), e.status) from e
 
 
@@ -341,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or report echo")
     p.set_defaults(func=cmd_reproduce)
 
-    from satqm._sweep_cli import add_parser as add_sweep_parser
+    from satqm.sweep.cli import add_parser as add_sweep_parser
 
     add_sweep_parser(sub, common).set_defaults(func=cmd_sweep)
 

@@ -33,7 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from satqm import _core
+from satqm._core import SimulationError
+from satqm._core import __version__ as _VERSION
 
 if TYPE_CHECKING:
     import numpy as np
@@ -160,7 +161,7 @@ def _codes(name: str, values: Any, categories: list[str]) -> pd.Categorical:
 
     codes = np.asarray(values).astype(np.int64)
     if codes.size and (codes.min() < 0 or codes.max() >= len(categories)):
-        raise _core.SimulationError(f"results: {name} code out of range")
+        raise SimulationError(f"results: {name} code out of range")
     return pd.Categorical.from_codes(codes, categories=categories)
 
 
@@ -220,7 +221,7 @@ _HEADER_LINES = 2
 
 def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
     lines = [
-        f"{_HEADER_START}{_core.__version__} with seed = {seed}, duration = {duration:.9g} s.",
+        f"{_HEADER_START}{_VERSION} with seed = {seed}, duration = {duration:.9g} s.",
     ]
     ov = scenario.overrides
     if ov:
@@ -430,7 +431,7 @@ class Results:
             ov["duration_s"] = sc.overrides["duration"]
         return _json_value(
             {
-                "satqm_version": _core.__version__,
+                "satqm_version": _VERSION,
                 "scenario": sc.name,
                 "seed": self.seed,
                 "duration_s": self.duration,
@@ -462,7 +463,7 @@ class Results:
         doc = json.dumps(self._summary_document(), indent=2, allow_nan=False)
         _write_text(out / "summary.json", doc + "\n")
         run_doc = {
-            "satqm_version": _core.__version__,
+            "satqm_version": _VERSION,
             "wall_time_s": self.wall_time_s,
             "events": self._summary.get("events"),
             "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -10,6 +10,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from satqm.experiments._runner import RunFailed
+
+__all__ = ["REPRODUCTIONS", "RunFailed", "get"]
+
 #: name -> (module, one-line description)
 REPRODUCTIONS: dict[str, tuple[str, str]] = {
     "avq2001": (

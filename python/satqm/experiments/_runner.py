@@ -1,22 +1,25 @@
-"""Run a batch of scenarios in worker processes and save each run's results.
+"""Run a reproduction's batch of scenarios, and small helpers the reproductions share.
 
-Reproductions are small batches (tens of runs); each run is one process task
-that writes its folder with :meth:`Results.save` (atomic), so a finished run
-is never redone when the folder exists and an interrupted batch can be
-restarted.
+The runs go through the sweep's executors (:mod:`satqm.sweep.executors`):
+in this process, or in a local process pool whose dead workers are replaced
+and their runs retried. Each run is kept by :class:`satqm.sweep.store.NamedRuns`
+in ``runs/<name>/`` (the files of :meth:`satqm.Results.save`), written under
+a temporary name and renamed when complete, so a finished run is never redone
+when the folder exists and an interrupted batch can be restarted.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
 import math
-import multiprocessing as mp
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
+
+from satqm.sweep.executors import Task, execute
+from satqm.sweep.store import NamedRuns
 
 
 @dataclass(frozen=True)
@@ -28,12 +31,8 @@ class Run:
     seed: int
 
 
-def _run_one(text: str, seed: int, folder: str) -> str:
-    import satqm
-
-    res = satqm.run(satqm.Scenario.from_toml(text), seed=seed)
-    res.save(folder)
-    return folder
+class RunFailed(RuntimeError):
+    """Some runs of a reproduction failed (their errors in the message)."""
 
 
 def run_all(
@@ -42,36 +41,37 @@ def run_all(
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Path]:
-    """Run every run not already saved under ``out/<name>``; returns the folders."""
+    """Run every run not already saved under ``out/<name>``; returns the folders.
+
+    ``workers`` processes (default: one per CPU, at most one per run to do;
+    1 or fewer: in this process). ``progress(done, total)`` is called before
+    the first run and after each. Raises :class:`RunFailed` naming the runs
+    that failed, once the others have finished.
+    """
     out.mkdir(parents=True, exist_ok=True)
-    folders = {r.name: out / r.name for r in runs}
-    todo = [r for r in runs if not (folders[r.name] / "summary.json").exists()]
+    store = NamedRuns(out)
+    folders = {r.name: store.folder(r.name) for r in runs}
+    store.remove_unfinished()  # left by a batch that was killed
+    todo = [
+        Task(i, r.name, r.text, r.seed, {}) for i, r in enumerate(runs) if not store.is_done(r.name)
+    ]
     done = len(runs) - len(todo)
+    failed: list[str] = []
     if progress:
         progress(done, len(runs))
-    if not todo:
-        return folders
+
+    def report(task: Task, outcome: dict[str, Any]) -> None:
+        nonlocal done
+        if outcome.get("status") == "failed":
+            failed.append(f"{task.run_id}: {outcome.get('error', '')}")
+        done += 1
+        if progress:
+            progress(done, len(runs))
+
     n = workers or min(len(todo), os.cpu_count() or 1)
-    if n <= 1:
-        for r in todo:
-            _run_one(r.text, r.seed, str(folders[r.name]))
-            done += 1
-            if progress:
-                progress(done, len(runs))
-        return folders
-    ctx = mp.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        futures = [pool.submit(_run_one, r.text, r.seed, str(folders[r.name])) for r in todo]
-        try:
-            for fut in cf.as_completed(futures):
-                fut.result()
-                done += 1
-                if progress:
-                    progress(done, len(runs))
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
+    execute(todo, store, report=report, workers=n if n > 1 else 0)
+    if failed:
+        raise RunFailed(f"{len(failed)} of {len(runs)} runs failed:\n" + "\n".join(failed))
     return folders
 
 

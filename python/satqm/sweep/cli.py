@@ -158,7 +158,7 @@ def _load_result(d: Path) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import satqm
+    from satqm._core import ConfigError
     from satqm.sweep import Sweep, SweepBusy
 
     path = Path(args.target)
@@ -177,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         raise SweepCliError(f"{path}: not UTF-8 text") from None
     except OSError as e:
         raise SweepCliError(f"{path}: {e.strerror or e}") from None
-    except satqm.ConfigError as e:
+    except ConfigError as e:
         raise SweepCliError(f"{path}: {e}") from e
 
     if args.dry_run:
@@ -185,7 +185,7 @@ def _run(args: argparse.Namespace) -> int:
         seeds = f"{len(sw.seeds)} seeds" if sw.seeds is not None else "the scenario's seed"
         print(f"{path}: {len(sw)} runs of {sw.name} ({', '.join(sw.axes) or 'no axes'}; {seeds})")
         if out.is_dir():
-            from satqm import _sweep_store as store
+            from satqm.sweep import store
 
             done = sum(store.is_done(out.absolute(), p.run_id) for p in sw.points)
             print(f"{out}: {done} done, {len(sw) - done} to run")
@@ -202,7 +202,7 @@ def _run(args: argparse.Namespace) -> int:
 
     client = None
     if dask:
-        from satqm._sweep_exec import connect
+        from satqm.sweep.executors import connect
 
         where = (
             f"--scheduler {args.scheduler}"
@@ -270,7 +270,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _default_workers() -> int:
-    from satqm.sweep import default_workers
+    from satqm.sweep.executors import default_workers
 
     return default_workers()
 
@@ -279,7 +279,7 @@ def _default_workers() -> int:
 
 
 def _describe(res: Any, row: Any) -> str:
-    from satqm._sweep_store import display
+    from satqm.sweep.store import display
 
     parts = [f"{a} = {display(_py(row[a]))}" for a in res.axes]
     parts.append(f"seed = {int(row['seed'])}")
@@ -301,7 +301,7 @@ def _print_failures(res: Any, limit: int | None = None, file: Any = None) -> Non
 
 
 def _status(d: Path) -> int:
-    from satqm import _sweep_store as store
+    from satqm.sweep import store
 
     res = _load_result(d)
     c = res.counts()

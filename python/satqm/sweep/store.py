@@ -1,4 +1,5 @@
-"""The on-disk store of a sweep, and the function that runs one point of it.
+"""Where runs are kept: a sweep folder, or a folder of named runs; and the
+function that runs one point of a sweep.
 
 Layout of a sweep folder::
 
@@ -22,6 +23,11 @@ the folder renamed to ``runs/<run_id>`` in one step. A crash leaves at most a
 
 The run id is the first 16 hex digits of the SHA-256 of the canonical
 scenario text, the seed and the satqm version (:func:`make_run_id`).
+
+The executors (:mod:`satqm.sweep.executors`) see a store through four
+methods: :class:`SweepStore` for a sweep folder, :class:`NamedRuns` for run
+folders named by the caller (the ``runs/`` of a paper reproduction, which
+hold the :meth:`satqm.Results.save` files only).
 """
 
 from __future__ import annotations
@@ -30,20 +36,24 @@ import contextlib
 import hashlib
 import json
 import os
-import secrets
 import shutil
 import socket
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
+
+from satqm.sweep import files
+from satqm.sweep.files import TMP_PREFIX
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from satqm.results import Results
     from satqm.scenario import Scenario
+    from satqm.sweep.executors import Task
 
 RUNS = "runs"
 FAILED = "failed"
@@ -51,8 +61,9 @@ PLAN = "sweep.json"
 MANIFEST = "manifest.parquet"
 TIMINGS = "timings.parquet"
 LOCK = ".lock"
-TMP_PREFIX = ".tmp-"
 PARAMS = "params.json"
+#: The file of a finished run in a :class:`NamedRuns` folder.
+NAMED_DONE = "summary.json"
 
 #: Bumped when the folder layout changes incompatibly.
 FORMAT = 1
@@ -67,78 +78,6 @@ def make_run_id(text: str, seed: int, version: str) -> str:
     h.update(b"\0")
     h.update(version.encode("utf-8"))
     return h.hexdigest()[:16]
-
-
-# ----- small file helpers ----------------------------------------------------
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    if os.name != "posix":  # pragma: no cover - directories cannot be opened elsewhere
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - some file systems refuse fsync on directories
-        pass
-    finally:
-        os.close(fd)
-
-
-def _tmp_name(path: Path) -> Path:
-    return path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` under a temporary name, flush it to disk, rename it."""
-    tmp = _tmp_name(path)
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(path.parent)
-
-
-def write_json_atomic(path: Path, doc: Any) -> None:
-    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_parquet_atomic(path: Path, df: pd.DataFrame) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    tmp = _tmp_name(path)
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        _fsync_file(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(path.parent)
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 # ----- run folders -----------------------------------------------------------
@@ -158,48 +97,12 @@ def is_done(out: Path, rid: str) -> bool:
 
 def tmp_dirs(out: Path) -> list[Path]:
     """Unfinished run folders (``runs/.tmp-*``) left by interrupted workers."""
-    d = out / RUNS
-    if not d.is_dir():
-        return []
-    return sorted(p for p in d.iterdir() if p.name.startswith(TMP_PREFIX))
-
-
-def tmp_run_id(p: Path) -> str:
-    """The run id in the name of a ``.tmp-<run_id>-...`` folder."""
-    return p.name[len(TMP_PREFIX) :].split("-", 1)[0]
+    return files.tmp_dirs(out / RUNS)
 
 
 def remove_tmp_dirs(out: Path) -> list[str]:
     """Delete the unfinished run folders; returns their run ids."""
-    ids = []
-    for p in tmp_dirs(out):
-        ids.append(tmp_run_id(p))
-        shutil.rmtree(p, ignore_errors=True)
-    return ids
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Make the finished folder ``tmp`` visible as ``final`` in one rename."""
-    for f in tmp.iterdir():
-        _fsync_file(f)
-    _fsync_dir(tmp)
-    try:
-        os.rename(tmp, final)
-    except OSError:
-        if (final / PARAMS).is_file():
-            # Another attempt at the same run (a retried task) got there
-            # first; its files are the same bytes.
-            shutil.rmtree(tmp, ignore_errors=True)
-            return
-        if not final.exists():
-            raise
-        # An incomplete folder under the final name (made by hand?): set it
-        # aside, then publish.
-        aside = final.with_name(f"{TMP_PREFIX}{final.name}-old-{secrets.token_hex(4)}")
-        os.rename(final, aside)
-        shutil.rmtree(aside, ignore_errors=True)
-        os.rename(tmp, final)
-    _fsync_dir(final.parent)
+    return files.remove_tmp_dirs(out / RUNS)
 
 
 def _error_record(
@@ -233,7 +136,7 @@ def record_failure(
         return {"run_id": rid, "status": "done", "skipped": True}
     rec = _error_record(rid, seed, params, exc, where or socket.gethostname())
     (out / FAILED).mkdir(parents=True, exist_ok=True)
-    write_json_atomic(failed_file(out, rid), _jsonable(rec))
+    files.write_json_atomic(failed_file(out, rid), _jsonable(rec))
     return {"run_id": rid, "status": "failed", "error": f"{rec['error_type']}: {rec['error']}"}
 
 
@@ -245,6 +148,25 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float) and v != v:  # NaN
         return None
     return v
+
+
+def simulate_into(
+    folder: Path,
+    text: str,
+    seed: int,
+    *,
+    plot: bool,
+    simulate: Callable[[Scenario], Results] | None = None,
+) -> None:
+    """Run the scenario ``text`` with ``seed`` and save its results in
+    ``folder`` (:meth:`satqm.Results.save`): the work of one run, whichever
+    store keeps it."""
+    from satqm.scenario import Scenario
+    from satqm.simulation import run
+
+    sc = Scenario(text, seed=seed)
+    res = run(sc) if simulate is None else simulate(sc)
+    res.save(folder, plot=plot)
 
 
 def run_one(
@@ -271,39 +193,33 @@ def run_one(
 
     Returns ``{"run_id", "status": "done" | "failed", ...}``.
     """
-    import satqm
+    from satqm._core import __version__
 
     outp = Path(out)
     params = dict(params or {})
-    if run_id is None:
-        run_id = make_run_id(text, seed, satqm.__version__)
-    rid = run_id
+    rid = run_id if run_id is not None else make_run_id(text, seed, __version__)
     final = run_dir(outp, rid)
     if (final / PARAMS).is_file():
         return {"run_id": rid, "status": "done", "skipped": True}
-    if version is not None and version != satqm.__version__:
+    if version is not None and version != __version__:
         err = RuntimeError(
-            f"this worker ({socket.gethostname()}) has satqm {satqm.__version__}, "
+            f"this worker ({socket.gethostname()}) has satqm {__version__}, "
             f"the sweep was planned with satqm {version}"
         )
         return record_failure(outp, rid, seed, params, err)
 
-    host = socket.gethostname().split(".")[0].replace("-", "_") or "host"
-    tmp = outp / RUNS / f"{TMP_PREFIX}{rid}-{host}-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir(parents=True)
+    tmp = files.new_tmp_dir(outp / RUNS, rid)
     t0 = time.perf_counter()
     try:
-        sc = satqm.Scenario(text, seed=seed)
-        res = satqm.run(sc) if simulate is None else simulate(sc)
-        res.save(tmp, plot=plot)
+        simulate_into(tmp, text, seed, plot=plot, simulate=simulate)
         doc = {
             "run_id": rid,
             "seed": int(seed),
-            "satqm_version": satqm.__version__,
+            "satqm_version": __version__,
             "params": _jsonable(params),
         }
         (tmp / PARAMS).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        _publish(tmp, final)
+        files.publish(tmp, final, PARAMS)
     except Exception as e:
         shutil.rmtree(tmp, ignore_errors=True)
         return record_failure(outp, rid, seed, params, e)
@@ -319,18 +235,105 @@ def run_one(
     }
 
 
+# ----- what the executors see ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepStore:
+    """A sweep folder as the executors use it (:class:`~satqm.sweep.executors.RunStore`).
+
+    ``version`` is the satqm version the sweep was planned with (a worker
+    with another one records the run as failed), ``plot`` draws each run's
+    ``plot.png``, ``simulate`` replaces :func:`satqm.run`.
+    """
+
+    out: Path
+    version: str | None = None
+    plot: bool = False
+    simulate: Callable[[Scenario], Results] | None = None
+
+    def run(self, task: Task) -> dict[str, Any]:
+        return run_one(
+            task.text,
+            task.seed,
+            self.out,
+            run_id=task.run_id,
+            params=task.params,
+            version=self.version,
+            plot=self.plot,
+            simulate=self.simulate,
+        )
+
+    def is_done(self, rid: str) -> bool:
+        return is_done(self.out, rid)
+
+    def remove_unfinished(self) -> list[str]:
+        return remove_tmp_dirs(self.out)
+
+    def record_failure(self, task: Task, exc: BaseException, where: str) -> dict[str, Any]:
+        return record_failure(self.out, task.run_id, task.seed, task.params, exc, where)
+
+
+@dataclass(frozen=True)
+class NamedRuns:
+    """Run folders named by the caller, ``ROOT/<name>/``, holding what
+    :meth:`satqm.Results.save` writes and nothing else: the ``runs/`` of a
+    paper reproduction (:class:`~satqm.sweep.executors.RunStore`).
+
+    A task's ``run_id`` is its folder name. A run is done when its
+    ``summary.json`` exists; it is written under a ``.tmp-*`` name and
+    renamed when complete, like a sweep's runs. A run that fails leaves no
+    file: its error is only reported (the caller decides what to do).
+    """
+
+    root: Path
+    plot: bool = True
+
+    def folder(self, name: str) -> Path:
+        return self.root / name
+
+    def run(self, task: Task) -> dict[str, Any]:
+        final = self.folder(task.run_id)
+        if self.is_done(task.run_id):
+            return {"run_id": task.run_id, "status": "done", "skipped": True}
+        tmp = files.new_tmp_dir(self.root, task.run_id)
+        t0 = time.perf_counter()
+        try:
+            simulate_into(tmp, task.text, task.seed, plot=self.plot)
+            files.publish(tmp, final, NAMED_DONE)
+        except Exception as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return self.record_failure(task, e, socket.gethostname())
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return {"run_id": task.run_id, "status": "done", "wall_time_s": time.perf_counter() - t0}
+
+    def is_done(self, rid: str) -> bool:
+        return (self.folder(rid) / NAMED_DONE).is_file()
+
+    def remove_unfinished(self) -> list[str]:
+        return files.remove_tmp_dirs(self.root)
+
+    def record_failure(self, task: Task, exc: BaseException, where: str) -> dict[str, Any]:
+        if self.is_done(task.run_id):
+            return {"run_id": task.run_id, "status": "done", "skipped": True}
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return {"run_id": task.run_id, "status": "failed", "error": error, "where": where}
+
+
 # ----- the plan and the manifest --------------------------------------------
 
 
 def write_plan(out: Path, plan: Mapping[str, Any]) -> None:
-    write_json_atomic(out / PLAN, _jsonable(plan))
+    files.write_json_atomic(out / PLAN, _jsonable(plan))
 
 
 def read_plan(out: Path) -> dict[str, Any]:
     p = out / PLAN
     if not p.is_file():
         raise FileNotFoundError(f"{out}: not a sweep folder (no {PLAN})")
-    plan = read_json(p)
+    plan = files.read_json(p)
     if plan.get("format") != FORMAT:
         raise ValueError(f"{p}: sweep folder format {plan.get('format')!r}, expected {FORMAT}")
     return plan
@@ -380,12 +383,12 @@ def _iter_rows(out: Path, plan: Mapping[str, Any]) -> Iterator[tuple[dict, str, 
         detail: Any = None
         if status == "done":
             try:
-                detail = read_json(run_dir(out, rid) / "summary.json")
+                detail = files.read_json(run_dir(out, rid) / "summary.json")
             except (OSError, ValueError) as e:  # a folder damaged by hand
                 status, detail = "failed", {"error_type": type(e).__name__, "error": str(e)}
         elif status == "failed":
             try:
-                detail = read_json(failed_file(out, rid))
+                detail = files.read_json(failed_file(out, rid))
             except (OSError, ValueError) as e:
                 detail = {"error_type": type(e).__name__, "error": str(e)}
         yield r, status, detail
@@ -445,7 +448,7 @@ def build_timings(out: Path, plan: Mapping[str, Any]) -> pd.DataFrame:
         if not (run_dir(out, rid) / PARAMS).is_file() or not p.is_file():
             continue
         try:
-            doc = read_json(p)
+            doc = files.read_json(p)
         except (OSError, ValueError):
             continue
         idx.append(r["index"])

@@ -1,9 +1,11 @@
-"""Executors of a sweep: this process, a local process pool, a Dask cluster.
+"""Executors of runs: this process, a local process pool, a Dask cluster.
 
-Each takes the runs still to do and calls ``report(task, outcome)`` once per
-run as it ends (``outcome["status"]`` is ``"done"`` or ``"failed"``). Every
-run writes its own folder (:func:`satqm._sweep_store.run_one`), so which
-executor ran it, and in what order, changes nothing on disk but ``run.json``.
+Each takes the runs still to do and a store (:class:`RunStore`: a sweep
+folder, or the named runs of a paper reproduction) and calls
+``report(task, outcome)`` once per run as it ends (``outcome["status"]`` is
+``"done"`` or ``"failed"``). Every run writes its own folder through the
+store, so which executor ran it, and in what order, changes nothing on disk
+but ``run.json``.
 
 On :class:`KeyboardInterrupt` an executor cancels what has not started,
 stops the local workers, and re-raises; finished runs stay, and running the
@@ -17,10 +19,7 @@ import os
 import signal
 import uuid
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
-
-from satqm import _sweep_store as store
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -41,25 +40,45 @@ class Task(NamedTuple):
 Report = Callable[[Task, "dict[str, Any]"], None]
 
 
-def _submit_args(task: Task, out: Path, options: Mapping[str, Any]) -> tuple[tuple, dict]:
-    """Arguments of :func:`satqm._sweep_store.run_one` for ``task``; ``options``
-    holds the keywords common to all runs (``version``, ``plot``, ``simulate``)."""
-    return (
-        (task.text, task.seed, str(out)),
-        {"run_id": task.run_id, "params": dict(task.params), **options},
-    )
+class RunStore(Protocol):
+    """Where the runs go (:class:`satqm.sweep.store.SweepStore`,
+    :class:`satqm.sweep.store.NamedRuns`). It must pickle: the workers get it
+    with every task."""
+
+    def run(self, task: Task) -> dict[str, Any]:
+        """Run ``task`` and keep its results (in a worker); a run that raises
+        is reported as ``{"status": "failed", "error": ...}``, not raised."""
+        ...
+
+    def is_done(self, rid: str) -> bool:
+        """Whether run ``rid`` has finished (its folder is complete)."""
+        ...
+
+    def remove_unfinished(self) -> list[str]:
+        """Delete the folders of runs that were cut off; their run ids."""
+        ...
+
+    def record_failure(self, task: Task, exc: BaseException, where: str) -> dict[str, Any]:
+        """The outcome of a run that failed outside :meth:`run` (its worker
+        died, it could not be sent); ``done`` if it finished after all."""
+        ...
+
+
+def default_workers() -> int:
+    """The CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 # ----- in this process -------------------------------------------------------
 
 
-def execute_serial(
-    tasks: Sequence[Task], out: Path, *, options: Mapping[str, Any], report: Report
-) -> None:
+def execute_serial(tasks: Sequence[Task], store: RunStore, *, report: Report) -> None:
     """One run after the other in this process (``workers=0``; for debugging)."""
-    for t in tasks:
-        args, kwargs = _submit_args(t, out, options)
-        report(t, store.run_one(*args, **kwargs))
+    for t in sorted(tasks, key=lambda t: t.index):
+        report(t, store.run(t))
 
 
 # ----- local process pool ----------------------------------------------------
@@ -95,11 +114,10 @@ def _wait_interruptibly(futs: set[Future]) -> tuple[set[Future], set[Future]]:
 
 def execute_local(
     tasks: Sequence[Task],
-    out: Path,
+    store: RunStore,
     *,
     workers: int,
     retries: int,
-    options: Mapping[str, Any],
     report: Report,
 ) -> None:
     """A :class:`~concurrent.futures.ProcessPoolExecutor` of ``workers``
@@ -127,9 +145,8 @@ def execute_local(
         try:
             futs: dict[Future, Task] = {}
             for t in sorted(todo.values(), key=lambda t: t.index):
-                args, kwargs = _submit_args(t, out, options)
                 try:
-                    futs[ex.submit(store.run_one, *args, **kwargs)] = t
+                    futs[ex.submit(store.run, t)] = t
                 except BrokenProcessPool:  # a worker died already: resubmit later
                     broken = True
                     break
@@ -144,36 +161,34 @@ def execute_local(
                         broken = True
                         continue
                     except Exception as e:  # e.g. the worker could not start
-                        outcome = store.record_failure(
-                            out, t.run_id, t.seed, t.params, e, "local pool"
-                        )
+                        outcome = store.record_failure(t, e, "local pool")
                     todo.pop(t.run_id, None)
                     report(t, outcome)
         except BaseException:
             _stop_workers(ex)
             ex.shutdown(wait=True, cancel_futures=True)
-            store.remove_tmp_dirs(out)
+            store.remove_unfinished()
             raise
         ex.shutdown(wait=True, cancel_futures=True)
         if not broken:
             continue
         # The pool is gone, so every .tmp-* folder now is a run that was
         # running when a worker died (or was stopped because one did).
-        in_flight = store.remove_tmp_dirs(out)
+        in_flight = store.remove_unfinished()
         if not in_flight:
             blind_breaks += 1
             if blind_breaks > retries:
                 err = RuntimeError("the worker processes die as they start")
                 for rid in sorted(todo, key=lambda r: todo[r].index):
                     t = todo[rid]
-                    report(t, store.record_failure(out, rid, t.seed, t.params, err, "local pool"))
+                    report(t, store.record_failure(t, err, "local pool"))
                 todo.clear()
                 break
         for rid in in_flight:
             t = todo.get(rid)
             if t is None:
                 continue
-            if store.is_done(out, rid):  # finished just before the end
+            if store.is_done(rid):  # finished just before the end
                 todo.pop(rid)
                 report(t, {"run_id": rid, "status": "done"})
                 continue
@@ -184,8 +199,8 @@ def execute_local(
                     "killed, out of memory, or crashed"
                 )
                 todo.pop(rid)
-                report(t, store.record_failure(out, rid, t.seed, t.params, err, "local pool"))
-        for rid in [r for r in todo if store.is_done(out, r)]:
+                report(t, store.record_failure(t, err, "local pool"))
+        for rid in [r for r in todo if store.is_done(r)]:
             report(todo.pop(rid), {"run_id": rid, "status": "done"})
 
 
@@ -211,16 +226,15 @@ def connect(
 
 def execute_dask(
     tasks: Sequence[Task],
-    out: Path,
+    store: RunStore,
     *,
     client: Client,
     retries: int,
-    options: Mapping[str, Any],
     report: Report,
 ) -> None:
     """Submit every run to a Dask cluster (``retries`` for lost workers).
 
-    The workers must see ``out`` at the same path (a shared file system) and
+    The workers must see the store's folder at the same path (a shared file system) and
     have the same satqm version installed (a worker with another version
     records the run as failed rather than writing a different result).
     Deterministic errors are recorded by the run itself and not retried.
@@ -229,11 +243,9 @@ def execute_dask(
 
     futs = {}
     for t in sorted(tasks, key=lambda t: t.index):
-        args, kwargs = _submit_args(t, out, options)
         f = client.submit(
-            store.run_one,
-            *args,
-            **kwargs,
+            store.run,
+            t,
             key=f"satqm-run-{t.run_id}-{uuid.uuid4().hex[:8]}",
             pure=False,
             retries=retries,
@@ -245,7 +257,7 @@ def execute_dask(
             try:
                 outcome = f.result()
             except Exception as e:  # KilledWorker after retries, lost data, …
-                outcome = store.record_failure(out, t.run_id, t.seed, t.params, e, "dask")
+                outcome = store.record_failure(t, e, "dask")
             report(t, outcome)
     except BaseException:
         with contextlib.suppress(Exception):
@@ -253,3 +265,29 @@ def execute_dask(
         raise
     finally:
         futs.clear()
+
+
+# ----- choosing one ----------------------------------------------------------
+
+
+def execute(
+    tasks: Sequence[Task],
+    store: RunStore,
+    *,
+    report: Report,
+    workers: int | None = None,
+    client: Client | None = None,
+    retries: int = 2,
+) -> None:
+    """Run ``tasks`` on the Dask ``client`` if one is given; else in this
+    process if ``workers == 0``; else in a local pool of ``workers``
+    processes (default :func:`default_workers`)."""
+    if not tasks:
+        return
+    if client is not None:
+        execute_dask(tasks, store, client=client, retries=retries, report=report)
+    elif workers == 0:
+        execute_serial(tasks, store, report=report)
+    else:
+        n = workers or default_workers()
+        execute_local(tasks, store, workers=n, retries=retries, report=report)
