@@ -17,6 +17,7 @@ pub mod cc;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+pub mod stats;
 
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
