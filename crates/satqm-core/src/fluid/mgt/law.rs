@@ -2,22 +2,21 @@
 //! `dt` folded in, its state, and the explicit Euler step of the equations
 //! in the [module documentation](super).
 
-use super::params::{AqmLaw, MgtParams, MgtSettings, PiGains};
+use super::params::{AqmLaw, MgtParams, MgtSettings, PiGains, RedLaw};
 use crate::error::ConfigError;
 use crate::fluid::history::{DelayHistory, Interpolation};
 use crate::fluid::integrator::FixedStepSystem;
 
-/// AQM constants (with `dt` folded in) and state.
+/// AQM constants (with `dt` folded in) and state. The tag is explicit
+/// (`repr(u8)`): left to the compiler it hides in a niche of the RED
+/// curve's `gentle` flag, and every step of every law pays to decode it.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 enum Law {
     Red {
-        lo: f64,
-        hi: f64,
-        mp: f64,
+        curve: RedCurve,
         /// `1 - (1 - w_q)^(dt/δ)`.
         cred: f64,
-        slope: f64,
-        gentle: bool,
         /// Average queue.
         x: f64,
     },
@@ -37,22 +36,78 @@ enum Law {
     DropTail,
 }
 
-/// RED profile as `red_drop_probability` of the reference computes it.
-pub(super) fn red_profile(x: f64, lo: f64, hi: f64, mp: f64, gentle: bool) -> f64 {
-    if x >= hi {
-        if gentle {
-            (mp + (1.0 - mp) * (x - hi) / hi).min(1.0)
+/// RED's marking probability over the average queue `x` (Floyd &
+/// Jacobson 1993; gentle mode, Floyd 2000):
+///
+/// ```text
+/// p(x) = 0                                             x < min_th
+///        max_p (x - min_th)/(max_th - min_th)          min_th <= x < max_th
+///        min(1, max_p + (1 - max_p)(x - max_th)/max_th)  x >= max_th, gentle
+///        1                                             x >= max_th
+/// ```
+///
+/// The reference evaluates the ramp two ways, which can differ in the last
+/// bit: as written for the initial state (its `red_drop_probability`), and
+/// as `(x - min_th) * slope` with the slope folded in once for every step.
+/// Both go through [`RedCurve::shape`] with their own ramp. (The packet
+/// RED of `aqm::red` draws the same curve but ends the gentle ramp with a
+/// forced region at `2 max_th` and counts between marks: a verdict, not a
+/// probability.)
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RedCurve {
+    lo: f64,
+    hi: f64,
+    mp: f64,
+    /// `max_p / (max_th - min_th)`.
+    slope: f64,
+    gentle: bool,
+}
+
+impl RedCurve {
+    pub(super) fn new(r: &RedLaw) -> RedCurve {
+        RedCurve {
+            lo: r.min_th,
+            hi: r.max_th,
+            mp: r.max_p,
+            slope: r.max_p / (r.max_th - r.min_th),
+            gentle: r.gentle,
+        }
+    }
+
+    /// `p(x)` as the step computes it.
+    #[inline]
+    pub(super) fn p(&self, x: f64) -> f64 {
+        self.shape(x, |x| (x - self.lo) * self.slope)
+    }
+
+    /// `p(x)` as the reference's `red_drop_probability` computes it (the
+    /// initial state).
+    pub(super) fn p_initial(&self, x: f64) -> f64 {
+        self.shape(x, |x| self.mp * (x - self.lo) / (self.hi - self.lo))
+    }
+
+    /// The curve, with the ramp between the thresholds given.
+    #[inline(always)]
+    fn shape(&self, x: f64, ramp: impl FnOnce(f64) -> f64) -> f64 {
+        if x < self.lo {
+            0.0
+        } else if x < self.hi {
+            ramp(x)
+        } else if self.gentle {
+            let p = self.mp + (1.0 - self.mp) * (x - self.hi) / self.hi;
+            if p > 1.0 {
+                1.0
+            } else {
+                p
+            }
         } else {
             1.0
         }
-    } else if x < lo {
-        0.0
-    } else {
-        mp * (x - lo) / (hi - lo)
     }
 }
 
-/// One parameter set of the MGT model, stepped by [`StepCursor`].
+/// One parameter set of the MGT model, stepped by
+/// [`StepCursor`](crate::fluid::integrator::StepCursor).
 #[derive(Clone, Debug)]
 pub struct MgtModel {
     n: f64,
@@ -92,16 +147,9 @@ impl MgtModel {
             AqmLaw::Red(r) => {
                 let delta = r.delta_s.unwrap_or(1.0 / c);
                 let cred = 1.0 - ((1.0 - r.w_q).ln() / delta * dt).exp();
-                let p = red_profile(q, r.min_th, r.max_th, r.max_p, r.gentle);
-                let law = Law::Red {
-                    lo: r.min_th,
-                    hi: r.max_th,
-                    mp: r.max_p,
-                    cred,
-                    slope: r.max_p / (r.max_th - r.min_th),
-                    gentle: r.gentle,
-                    x: q,
-                };
+                let curve = RedCurve::new(r);
+                let p = curve.p_initial(q);
+                let law = Law::Red { curve, cred, x: q };
                 (law, p)
             }
             AqmLaw::Pi(pi) => {
@@ -213,31 +261,9 @@ impl FixedStepSystem for MgtModel {
         }
         let r = qn * self.inv_c + self.tp;
         match &mut self.law {
-            Law::Red {
-                lo,
-                hi,
-                mp,
-                cred,
-                slope,
-                gentle,
-                x,
-            } => {
+            Law::Red { curve, cred, x } => {
                 *x += *cred * (self.q - *x);
-                let x = *x;
-                self.p = if x < *lo {
-                    0.0
-                } else if x < *hi {
-                    (x - *lo) * *slope
-                } else if *gentle {
-                    let p = *mp + (1.0 - *mp) * (x - *hi) / *hi;
-                    if p > 1.0 {
-                        1.0
-                    } else {
-                        p
-                    }
-                } else {
-                    1.0
-                };
+                self.p = curve.p(*x);
             }
             Law::Pi { kp, ki_dt, q_ref } => {
                 let p = self.p + *kp * (qn - self.q) + *ki_dt * (qn - *q_ref);

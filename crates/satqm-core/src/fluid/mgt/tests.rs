@@ -1,7 +1,7 @@
 //! Unit tests of the MGT model: validation, the column parser, the RED
 //! curve, the initial record.
 
-use super::law::red_profile;
+use super::law::RedCurve;
 use super::*;
 
 fn cols(pairs: &[(&str, &[f64])]) -> Vec<(String, Vec<f64>)> {
@@ -35,9 +35,13 @@ fn red_profile_matches_the_reference_values() {
     let x = [0.0, 49.9, 50.0, 300.0, 549.9, 550.0, 825.0, 1100.0, 2000.0];
     let plain = [0.0, 0.0, 0.0, 0.05, 0.09998, 1.0, 1.0, 1.0, 1.0];
     let gentle = [0.0, 0.0, 0.0, 0.05, 0.09998, 0.1, 0.55, 1.0, 1.0];
+    // min_th 50, max_th 550, max_p 0.1.
+    let curve = |gentle| RedCurve::new(&RedLaw { gentle, ..red() });
     for k in 0..x.len() {
-        assert!((red_profile(x[k], 50.0, 550.0, 0.1, false) - plain[k]).abs() < 1e-12);
-        assert!((red_profile(x[k], 50.0, 550.0, 0.1, true) - gentle[k]).abs() < 1e-12);
+        for (c, want) in [(curve(false), plain[k]), (curve(true), gentle[k])] {
+            assert!((c.p_initial(x[k]) - want).abs() < 1e-12);
+            assert!((c.p(x[k]) - want).abs() < 1e-12, "the step's ramp");
+        }
     }
 }
 
