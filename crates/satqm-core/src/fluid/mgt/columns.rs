@@ -45,6 +45,62 @@ impl Columns<'_> {
         self.opt(key, i)
             .ok_or_else(|| ConfigError::new(key, format!("is required for aqm='{}'", self.aqm)))
     }
+
+    /// The closure of set `i`.
+    fn law(&self, kind: AqmKind, gentle: bool, i: usize) -> Result<AqmLaw, ConfigError> {
+        let law = match kind {
+            AqmKind::Red => AqmLaw::Red(RedLaw {
+                min_th: self.req("min_th", i)?,
+                max_th: self.req("max_th", i)?,
+                max_p: self.req("max_p", i)?,
+                w_q: self.req("w_q", i)?,
+                gentle,
+                delta_s: self.opt("red_delta", i),
+            }),
+            AqmKind::Pi => {
+                let has = |k: &str| self.get(k).is_some();
+                let gains = if has("kp") || has("ki") {
+                    if has("a") || has("b") || has("fs") {
+                        return Err(ConfigError::new(
+                            "kp",
+                            "give either kp and ki, or a, b and fs",
+                        ));
+                    }
+                    PiGains::Continuous {
+                        kp: self.req("kp", i)?,
+                        ki: self.req("ki", i)?,
+                    }
+                } else if has("a") || has("b") || has("fs") {
+                    PiGains::Discrete {
+                        a: self.req("a", i)?,
+                        b: self.req("b", i)?,
+                        fs: self.req("fs", i)?,
+                    }
+                } else {
+                    return Err(ConfigError::new(
+                        "kp",
+                        "aqm='pi' needs kp and ki, or a, b and fs",
+                    ));
+                };
+                AqmLaw::Pi(PiLaw {
+                    q_ref: self.req("q_ref", i)?,
+                    gains,
+                    p0: self.or("p0", i, 0.0),
+                })
+            }
+            AqmKind::Avq => AqmLaw::Avq(AvqLaw {
+                gamma: self.req("gamma", i)?,
+                alpha: self.req("alpha", i)?,
+                vq_buffer: self.or("vq_buffer", i, 0.0),
+                vcap0: self.opt("vcap0", i),
+            }),
+            AqmKind::Fixed => AqmLaw::Fixed {
+                p: self.req("p_fixed", i)?,
+            },
+            AqmKind::DropTail => AqmLaw::DropTail,
+        };
+        Ok(law)
+    }
 }
 
 /// Parameter sets from named columns, as `simulate_fluid`'s keywords:
@@ -60,6 +116,33 @@ pub fn params_from_columns(
         let names: Vec<&str> = AqmKind::ALL.iter().map(|k| k.name()).collect();
         ConfigError::new("aqm", format!("must be one of {names:?}, got {aqm:?}"))
     })?;
+    let members = members(kind, aqm, columns)?;
+    let cols = Columns {
+        cols: columns,
+        aqm: kind.name(),
+    };
+    let mut sets = Vec::with_capacity(members);
+    for i in 0..members {
+        let law = cols.law(kind, gentle, i)?;
+        let set = MgtParams {
+            n: cols.req("N", i)?,
+            c: cols.req("C", i)?,
+            tp: cols.req("Tp", i)?,
+            w0: cols.or("W0", i, 1.0),
+            q0: cols.or("q0", i, 0.0),
+            buffer: cols.or("buffer", i, f64::INFINITY),
+            w_min: cols.or("w_min", i, 1.0),
+            w_max: cols.or("w_max", i, f64::INFINITY),
+            aqm: law,
+        };
+        sets.push(set);
+    }
+    Ok(sets)
+}
+
+/// Check the keys and lengths of the columns for closure `kind` (`aqm` as
+/// the caller spelt it); returns the number of sets they make.
+fn members(kind: AqmKind, aqm: &str, columns: &[(String, Vec<f64>)]) -> Result<usize, ConfigError> {
     let mut members = 1;
     for (j, (key, v)) in columns.iter().enumerate() {
         let known = COMMON_REQUIRED.contains(&key.as_str())
@@ -90,75 +173,5 @@ pub fn params_from_columns(
             members = v.len();
         }
     }
-    let cols = Columns {
-        cols: columns,
-        aqm: kind.name(),
-    };
-    let mut sets = Vec::with_capacity(members);
-    for i in 0..members {
-        let law = match kind {
-            AqmKind::Red => AqmLaw::Red(RedLaw {
-                min_th: cols.req("min_th", i)?,
-                max_th: cols.req("max_th", i)?,
-                max_p: cols.req("max_p", i)?,
-                w_q: cols.req("w_q", i)?,
-                gentle,
-                delta_s: cols.opt("red_delta", i),
-            }),
-            AqmKind::Pi => {
-                let has = |k: &str| cols.get(k).is_some();
-                let gains = if has("kp") || has("ki") {
-                    if has("a") || has("b") || has("fs") {
-                        return Err(ConfigError::new(
-                            "kp",
-                            "give either kp and ki, or a, b and fs",
-                        ));
-                    }
-                    PiGains::Continuous {
-                        kp: cols.req("kp", i)?,
-                        ki: cols.req("ki", i)?,
-                    }
-                } else if has("a") || has("b") || has("fs") {
-                    PiGains::Discrete {
-                        a: cols.req("a", i)?,
-                        b: cols.req("b", i)?,
-                        fs: cols.req("fs", i)?,
-                    }
-                } else {
-                    return Err(ConfigError::new(
-                        "kp",
-                        "aqm='pi' needs kp and ki, or a, b and fs",
-                    ));
-                };
-                AqmLaw::Pi(PiLaw {
-                    q_ref: cols.req("q_ref", i)?,
-                    gains,
-                    p0: cols.or("p0", i, 0.0),
-                })
-            }
-            AqmKind::Avq => AqmLaw::Avq(AvqLaw {
-                gamma: cols.req("gamma", i)?,
-                alpha: cols.req("alpha", i)?,
-                vq_buffer: cols.or("vq_buffer", i, 0.0),
-                vcap0: cols.opt("vcap0", i),
-            }),
-            AqmKind::Fixed => AqmLaw::Fixed {
-                p: cols.req("p_fixed", i)?,
-            },
-            AqmKind::DropTail => AqmLaw::DropTail,
-        };
-        let set = MgtParams {
-            n: cols.req("N", i)?,
-            c: cols.req("C", i)?,
-            tp: cols.req("Tp", i)?,
-            w0: cols.or("W0", i, 1.0),
-            q0: cols.or("q0", i, 0.0),
-            buffer: cols.or("buffer", i, f64::INFINITY),
-            w_min: cols.or("w_min", i, 1.0),
-            w_max: cols.or("w_max", i, f64::INFINITY),
-            aqm: law,
-        };
-        sets.push(set);
-    }
-    Ok(sets)
+    Ok(members)
 }

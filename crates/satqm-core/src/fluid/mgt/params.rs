@@ -116,6 +116,75 @@ impl AqmLaw {
             AqmLaw::DropTail => AqmKind::DropTail,
         }
     }
+
+    /// Check the law's values; `buffer` is the set's (drop-tail needs a
+    /// finite one). The error names the key (unindexed).
+    fn validate(&self, buffer: f64) -> Result<(), ConfigError> {
+        match self {
+            AqmLaw::Red(r) => {
+                nonnegative("min_th", r.min_th)?;
+                positive("max_th", r.max_th)?;
+                in_range("max_p", r.max_p, 0.0, 1.0, false, false)?;
+                in_range("w_q", r.w_q, 0.0, 1.0, true, true)?;
+                if r.min_th >= r.max_th {
+                    return Err(ConfigError::new(
+                        "min_th",
+                        format!("must be < max_th = {}, got {}", r.max_th, r.min_th),
+                    ));
+                }
+                if let Some(d) = r.delta_s {
+                    positive("red_delta", d)?;
+                }
+            }
+            AqmLaw::Pi(pi) => {
+                nonnegative("q_ref", pi.q_ref)?;
+                in_range("p0", pi.p0, 0.0, 1.0, false, false)?;
+                match pi.gains {
+                    PiGains::Continuous { kp, ki } => {
+                        nonnegative("kp", kp)?;
+                        nonnegative("ki", ki)?;
+                    }
+                    PiGains::Discrete { a, b, fs } => {
+                        finite("a", a)?;
+                        finite("b", b)?;
+                        positive("fs", fs)?;
+                        if a < b {
+                            return Err(ConfigError::new(
+                                "a",
+                                format!(
+                                    "must be >= b (non-negative integral gain), got a = {a}, b = {b}"
+                                ),
+                            ));
+                        }
+                        if (a + b) / 2.0 < 0.0 {
+                            return Err(ConfigError::new(
+                                "a",
+                                format!("a = {a} and b = {b} give a negative proportional gain"),
+                            ));
+                        }
+                    }
+                }
+            }
+            AqmLaw::Avq(v) => {
+                in_range("gamma", v.gamma, 0.0, 1.0, true, false)?;
+                nonnegative("alpha", v.alpha)?;
+                nonnegative("vq_buffer", v.vq_buffer)?;
+                if let Some(c0) = v.vcap0 {
+                    nonnegative("vcap0", c0)?;
+                }
+            }
+            AqmLaw::Fixed { p } => in_range("p_fixed", *p, 0.0, 1.0, false, false)?,
+            AqmLaw::DropTail => {
+                if !buffer.is_finite() {
+                    return Err(ConfigError::new(
+                        "buffer",
+                        "must be finite for aqm='droptail'",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One parameter set. Error paths use the keys of the Python API (`N`,
@@ -180,67 +249,7 @@ impl MgtParams {
                 format!("must be < w_max = {}, got {}", self.w_max, self.w_min),
             ));
         }
-        match &self.aqm {
-            AqmLaw::Red(r) => {
-                nonnegative("min_th", r.min_th)?;
-                positive("max_th", r.max_th)?;
-                in_range("max_p", r.max_p, 0.0, 1.0, false, false)?;
-                in_range("w_q", r.w_q, 0.0, 1.0, true, true)?;
-                if r.min_th >= r.max_th {
-                    return Err(ConfigError::new(
-                        "min_th",
-                        format!("must be < max_th = {}, got {}", r.max_th, r.min_th),
-                    ));
-                }
-                if let Some(d) = r.delta_s {
-                    positive("red_delta", d)?;
-                }
-            }
-            AqmLaw::Pi(pi) => {
-                nonnegative("q_ref", pi.q_ref)?;
-                in_range("p0", pi.p0, 0.0, 1.0, false, false)?;
-                match pi.gains {
-                    PiGains::Continuous { kp, ki } => {
-                        nonnegative("kp", kp)?;
-                        nonnegative("ki", ki)?;
-                    }
-                    PiGains::Discrete { a, b, fs } => {
-                        finite("a", a)?;
-                        finite("b", b)?;
-                        positive("fs", fs)?;
-                        if a < b {
-                            return Err(ConfigError::new(
-                                "a",
-                                format!("must be >= b (non-negative integral gain), got a = {a}, b = {b}"),
-                            ));
-                        }
-                        if (a + b) / 2.0 < 0.0 {
-                            return Err(ConfigError::new(
-                                "a",
-                                format!("a = {a} and b = {b} give a negative proportional gain"),
-                            ));
-                        }
-                    }
-                }
-            }
-            AqmLaw::Avq(v) => {
-                in_range("gamma", v.gamma, 0.0, 1.0, true, false)?;
-                nonnegative("alpha", v.alpha)?;
-                nonnegative("vq_buffer", v.vq_buffer)?;
-                if let Some(c0) = v.vcap0 {
-                    nonnegative("vcap0", c0)?;
-                }
-            }
-            AqmLaw::Fixed { p } => in_range("p_fixed", *p, 0.0, 1.0, false, false)?,
-            AqmLaw::DropTail => {
-                if !self.buffer.is_finite() {
-                    return Err(ConfigError::new(
-                        "buffer",
-                        "must be finite for aqm='droptail'",
-                    ));
-                }
-            }
-        }
+        self.aqm.validate(self.buffer)?;
         self.check_history(settings)
     }
 
