@@ -2,7 +2,8 @@
 //! direction (the receiver sends only ACKs), as the papers' bulk and web
 //! transfers do.
 //!
-//! * loss recovery: Tahoe, Reno, NewReno (RFC 6582), SACK (RFC 6675);
+//! * loss recovery: behind [`recovery::LossRecovery`]: Tahoe, Reno,
+//!   NewReno (RFC 6582), SACK (RFC 6675);
 //! * congestion control: behind [`cc::CongestionControl`] (Reno first);
 //! * RTO per RFC 6298 with Karn's rule and exponential back-off;
 //! * delayed ACKs (RFC 5681 section 4.2), receive window with or without
@@ -16,8 +17,11 @@
 pub mod cc;
 pub mod config;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
+pub mod segments;
 pub mod sender;
+pub mod stats;
 
 pub use config::{CcKind, Recovery, TcpConfig};
 pub use receiver::TcpReceiver;

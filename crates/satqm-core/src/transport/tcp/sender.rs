@@ -1,34 +1,13 @@
-//! The TCP sender: window, loss recovery and retransmission timer.
+//! The TCP sender: connection state, send sequence, window, RTT estimator
+//! and timers (retransmission per RFC 6298, pacing, the ECN hold).
 //!
-//! Sequence numbers are byte offsets from 0 that never wrap. The sender
-//! keeps one record per segment in flight (`segs`, covering
-//! `[snd_una, snd_max)`), used for RTT sampling under Karn's rule and, with
-//! SACK, as the scoreboard of RFC 6675.
-//!
-//! Loss recovery variants:
-//! * **Tahoe**: after `dupack_threshold` duplicate ACKs, retransmit and
-//!   slow-start from one segment, resending everything after the loss
-//!   (go-back-N).
-//! * **Reno** (RFC 5681 section 3.2): fast retransmit and fast recovery with
-//!   window inflation; any new ACK ends recovery.
-//! * **NewReno** (RFC 6582): recovery lasts until the data outstanding when
-//!   it began is acknowledged; each partial ACK retransmits the next hole,
-//!   deflates the window by the data acknowledged and adds back one SMSS.
-//!   Only the first partial ACK restarts the retransmission timer: the
-//!   "Impatient" variant that RFC 6582 section 4 recommends and ns-3
-//!   implements. When a window holds more holes than round trips fit in
-//!   one RTO (a slow-start overshoot on a GEO path), the timer fires and
-//!   go-back-N repairs the rest far sooner than one hole per round trip.
-//! * **SACK** (RFC 6675): a scoreboard of SACKed segments, `IsLost` by
-//!   `(DupThresh - 1) * SMSS` SACKed bytes above, sending governed by `pipe`
-//!   and `NextSeg()` rules 1 and 2.
-//!
-//! To avoid several window reductions for losses of one window (RFC 6582
-//! section 3.2 step 2, and the default of ns-2's TCP agents), no variant
-//! starts a new fast retransmit before the cumulative ACK has passed the
-//! `recover` point set by the previous one or by a timeout.
-
-use std::collections::VecDeque;
+//! Sequence numbers are byte offsets from 0 that never wrap. The segments
+//! in flight are kept in [`Segments`], from which the sender takes RTT
+//! samples under Karn's rule. How losses are detected and repaired is the
+//! job of a [`recovery`](super::recovery) variant (Tahoe, Reno, NewReno,
+//! SACK), and how far the window grows and falls that of a congestion
+//! control ([`cc`](super::cc)): the sender calls their hooks on each ACK and
+//! timeout and acts on the decisions they return.
 
 use crate::ids::{FlowId, NodeId};
 use crate::packet::{flags, Packet, PacketKind, TCP_IP_HEADER};
@@ -36,8 +15,11 @@ use crate::time::SimTime;
 use crate::transport::Emit;
 
 use super::cc::{Cc, Window};
-use super::config::{Recovery, TcpConfig};
+use super::config::TcpConfig;
+use super::recovery::{AfterTimeout, AnyRecovery, Conn, DupAck, NewAck};
 use super::rtt::RttEstimator;
+use super::segments::Segments;
+pub use super::stats::{CutKind, SenderStats, WindowCut};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderState {
@@ -46,71 +28,6 @@ pub enum SenderState {
     /// SYN sent, waiting for SYN-ACK.
     SynSent,
     Established,
-}
-
-/// One segment in flight.
-#[derive(Clone, Copy, Debug)]
-struct Seg {
-    start: u64,
-    len: u32,
-    /// Last (re)transmission time.
-    sent_at: SimTime,
-    /// Ever retransmitted: no RTT sample from it (Karn's rule).
-    ever_retx: bool,
-    /// SACKed by the receiver.
-    sacked: bool,
-    /// Deemed lost (RFC 6675 IsLost, or after a timeout).
-    lost: bool,
-    /// Retransmitted since it was last deemed lost.
-    rtx: bool,
-}
-
-impl Seg {
-    fn end(&self) -> u64 {
-        self.start + self.len as u64
-    }
-}
-
-/// Counters of one sender.
-#[derive(Clone, Debug, Default)]
-pub struct SenderStats {
-    /// Data segments sent, retransmissions included.
-    pub segments_sent: u64,
-    pub retransmits: u64,
-    pub fast_retransmits: u64,
-    pub timeouts: u64,
-    pub ecn_reductions: u64,
-    pub rtt_samples: u64,
-    pub rtt_sum_ns: f64,
-    pub rtt_min_ns: u64,
-    pub rtt_max_ns: u64,
-}
-
-/// Why a sender cut its window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum CutKind {
-    /// Fast retransmit (duplicate ACKs or SACK): the start of a recovery.
-    FastRetransmit = 0,
-    /// The retransmission timer fired.
-    Timeout = 1,
-    /// An ECN-Echo halved the window (or held it at one segment).
-    Ecn = 2,
-}
-
-/// One window reduction, kept until the simulation collects it: the
-/// congestion-event log behind the synchronization measures.
-#[derive(Clone, Copy, Debug)]
-pub struct WindowCut {
-    pub time: SimTime,
-    pub kind: CutKind,
-    /// cwnd just before the cut, bytes.
-    pub cwnd_before: f64,
-    /// cwnd and ssthresh just after it, bytes.
-    pub cwnd_after: f64,
-    pub ssthresh: f64,
-    /// Smoothed RTT at the cut (None before the first sample).
-    pub srtt: Option<SimTime>,
 }
 
 #[derive(Clone, Debug)]
@@ -130,14 +47,8 @@ pub struct TcpSender {
     peer_rwnd: u64,
     pub win: Window,
     cc: Cc,
-    dupacks: u32,
-    in_recovery: bool,
-    recover: u64,
-    /// NewReno: the next partial ACK is the first of this recovery.
-    first_partial_ack: bool,
-    segs: VecDeque<Seg>,
-    /// Scoreboard holds SACKed or lost segments (the slow path).
-    scoreboard_active: bool,
+    rec: AnyRecovery,
+    segs: Segments,
     rtt: RttEstimator,
     rto_deadline: Option<SimTime>,
     pace_next: SimTime,
@@ -180,12 +91,8 @@ impl TcpSender {
                 ssthresh: f64::INFINITY,
             },
             cc,
-            dupacks: 0,
-            in_recovery: false,
-            recover: 0,
-            first_partial_ack: false,
-            segs: VecDeque::new(),
-            scoreboard_active: false,
+            rec: AnyRecovery::new(cfg.recovery, cfg.dupack_threshold, cfg.mss),
+            segs: Segments::default(),
             rtt,
             rto_deadline: None,
             pace_next: SimTime::ZERO,
@@ -280,7 +187,7 @@ impl TcpSender {
     }
 
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.rec.in_recovery()
     }
 
     /// When the sender next needs [`on_timer`](Self::on_timer).
@@ -308,10 +215,10 @@ impl TcpSender {
             self.rto_deadline = Some(now + self.rtt.rto());
             return;
         }
-        let Some(i) = self.seg_index(seq) else {
+        let Some(i) = self.segs.index(seq) else {
             return;
         };
-        self.segs[i].sent_at = now;
+        self.segs.get_mut(i).sent_at = now;
         if (i == 0 || self.held_in_host == 0) && self.rto_deadline.is_some() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
@@ -364,9 +271,9 @@ impl TcpSender {
         let ack = pkt.ack.min(self.snd_max);
         let rwnd_changed = pkt.rwnd != self.peer_rwnd;
         self.peer_rwnd = pkt.rwnd;
-        let sack_mode = self.cfg.recovery == Recovery::Sack;
-        if sack_mode && pkt.n_sack > 0 {
-            self.update_scoreboard(pkt.sack_blocks());
+        if pkt.n_sack > 0 {
+            self.rec
+                .on_sack_blocks(&mut self.segs, pkt.sack_blocks(), self.snd_una);
         }
 
         // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK.
@@ -396,26 +303,12 @@ impl TcpSender {
         // retransmitted (Karn's rule; as Linux without timestamps): a
         // cumulative ACK that jumps a repaired hole would otherwise time the
         // whole recovery.
-        let mut newest: Option<Seg> = None;
-        let mut covers_retx = false;
-        while let Some(s) = self.segs.front() {
-            if s.end() <= ack {
-                covers_retx |= s.ever_retx;
-                newest = self.segs.pop_front();
-            } else {
-                if s.start < ack {
-                    let s = self.segs.front_mut().unwrap();
-                    s.len -= (ack - s.start) as u32;
-                    s.start = ack;
-                }
-                break;
-            }
-        }
+        let retired = self.segs.retire(ack);
         // While ECN backs off at one segment, echoed ACKs give no sample,
         // which would undo the back-off (as ns-2's TCP agents do).
         let ecn_backing_off = !grow && self.ecn_backoff;
-        if let Some(s) = newest {
-            if !covers_retx && !ecn_backing_off {
+        if let Some(s) = retired.newest {
+            if !retired.covers_retx && !ecn_backing_off {
                 self.take_rtt_sample(now - s.sent_at);
             }
         }
@@ -426,108 +319,68 @@ impl TcpSender {
         if self.snd_nxt < ack {
             self.snd_nxt = ack;
         }
-        self.dupacks = 0;
-        let mut restart_timer = true;
 
-        if self.in_recovery {
-            match self.cfg.recovery {
-                // Tahoe never enters fast recovery.
-                Recovery::Tahoe => {}
-                Recovery::Reno => {
-                    self.in_recovery = false;
-                    self.win.cwnd = self.win.ssthresh;
+        let (rec, mut c) = self.recovery();
+        let restart_timer = match rec.on_new_ack(&mut c, acked) {
+            NewAck::Grow => {
+                if grow {
+                    let srtt = self.rtt.srtt();
+                    self.cc
+                        .on_ack(&mut self.win, acked, self.cfg.mss, srtt, now);
                 }
-                Recovery::NewReno => {
-                    if ack >= self.recover {
-                        // Full ACK (RFC 6582 section 3.2 step 3, option 2).
-                        self.in_recovery = false;
-                        self.win.cwnd = self.win.ssthresh;
-                    } else {
-                        // Partial ACK: resend the next hole, deflate.
-                        self.retransmit_at(self.snd_una, em);
-                        let mss = self.cfg.mss as f64;
-                        self.win.cwnd = (self.win.cwnd - acked as f64).max(mss);
-                        if acked >= self.cfg.mss as u64 {
-                            self.win.cwnd += mss;
-                        }
-                        restart_timer = self.first_partial_ack;
-                        self.first_partial_ack = false;
-                    }
-                }
-                Recovery::Sack => {
-                    if ack >= self.recover {
-                        self.in_recovery = false;
-                    }
-                }
+                true
             }
-        } else if grow {
-            let srtt = self.rtt.srtt();
-            self.cc
-                .on_ack(&mut self.win, acked, self.cfg.mss, srtt, now);
-        }
+            NewAck::Recovering {
+                resend_head,
+                restart_timer,
+            } => {
+                if resend_head {
+                    self.retransmit_at(self.snd_una, em);
+                }
+                restart_timer
+            }
+        };
 
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
         } else if restart_timer {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        if self.scoreboard_active && self.segs.iter().all(|s| !s.sacked && !s.lost) {
-            self.scoreboard_active = false;
-        }
     }
 
     fn on_dupack(&mut self, em: &mut Emit) {
-        self.dupacks += 1;
-        let thresh = self.cfg.dupack_threshold;
-        match self.cfg.recovery {
-            Recovery::Tahoe => {
-                if self.dupacks == thresh && self.snd_una >= self.recover {
-                    let before = self.win.cwnd;
-                    self.enter_loss(false);
-                    // Slow start from one segment, resending from the hole.
-                    self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
-                    self.log_cut(em.now, CutKind::FastRetransmit, before);
-                    self.snd_nxt = self.snd_una;
-                }
+        let before = self.win.cwnd;
+        let (rec, mut c) = self.recovery();
+        match rec.on_dupack(&mut c) {
+            DupAck::Wait => {}
+            DupAck::FastRetransmit => {
+                self.log_loss(em.now, before);
+                self.retransmit_at(self.snd_una, em);
             }
-            Recovery::Reno | Recovery::NewReno => {
-                if self.in_recovery {
-                    // Window inflation for each segment that left.
-                    self.win.cwnd += self.cfg.mss as f64;
-                } else if self.dupacks == thresh && self.snd_una >= self.recover {
-                    let before = self.win.cwnd;
-                    self.enter_loss(true);
-                    self.win.cwnd = self.win.ssthresh + (thresh * self.cfg.mss) as f64;
-                    self.log_cut(em.now, CutKind::FastRetransmit, before);
-                    self.retransmit_at(self.snd_una, em);
-                }
-            }
-            Recovery::Sack => {
-                let lost_head = self.segs.front().is_some_and(|s| s.lost);
-                if !self.in_recovery
-                    && (self.dupacks >= thresh || lost_head)
-                    && self.snd_una >= self.recover
-                {
-                    // RFC 6675 section 5 steps 4.1-4.4.
-                    let before = self.win.cwnd;
-                    self.enter_loss(true);
-                    self.win.cwnd = self.win.ssthresh;
-                    self.log_cut(em.now, CutKind::FastRetransmit, before);
-                    if let Some(s) = self.segs.front_mut() {
-                        if !s.lost {
-                            s.lost = true;
-                            s.rtx = false;
-                        }
-                    }
-                    self.scoreboard_active = true;
-                    // Step 4.3: the first lost segment goes out at once,
-                    // whatever the pipe, so a long path does not wait for
-                    // the pipe to drain below cwnd (and time out meanwhile).
-                    let head = self.snd_una;
-                    self.retransmit_at(head, em);
-                }
+            DupAck::GoBackN => {
+                self.log_loss(em.now, before);
+                self.snd_nxt = self.snd_una;
             }
         }
+    }
+
+    /// The recovery, and the part of this sender its hooks see.
+    fn recovery(&mut self) -> (&mut AnyRecovery, Conn<'_>) {
+        let c = Conn {
+            win: &mut self.win,
+            cc: &mut self.cc,
+            segs: &mut self.segs,
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+            mss: self.cfg.mss,
+        };
+        (&mut self.rec, c)
+    }
+
+    /// A loss episode began from duplicate ACKs: count and log it.
+    fn log_loss(&mut self, now: SimTime, cwnd_before: f64) {
+        self.stats.fast_retransmits += 1;
+        self.log_cut(now, CutKind::FastRetransmit, cwnd_before);
     }
 
     fn log_cut(&mut self, time: SimTime, kind: CutKind, cwnd_before: f64) {
@@ -541,16 +394,6 @@ impl TcpSender {
         });
     }
 
-    /// Common start of a loss episode: count it, set ssthresh and recover.
-    fn enter_loss(&mut self, fast_recovery: bool) {
-        let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
-        self.recover = self.snd_max;
-        self.in_recovery = fast_recovery;
-        self.first_partial_ack = true;
-        self.stats.fast_retransmits += 1;
-    }
-
     /// RFC 3168 section 6.1.2: on ECN-Echo, at most once per window of
     /// data, halve the congestion window (not below one segment) and set
     /// ssthresh as for a loss. With the window already at one segment, send
@@ -560,7 +403,7 @@ impl TcpSender {
     /// the hold each time, as ns-2's TCP agents do (the simulator of the AVQ
     /// paper's experiments), until an ACK arrives without ECN-Echo.
     fn on_ecn_echo(&mut self, now: SimTime) {
-        if !self.cfg.ecn || self.in_recovery || self.snd_una <= self.ecn_recover {
+        if !self.cfg.ecn || self.rec.in_recovery() || self.snd_una <= self.ecn_recover {
             return;
         }
         let mss = self.cfg.mss as f64;
@@ -602,76 +445,12 @@ impl TcpSender {
         // RFC 5681: loss window of one segment.
         self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
         self.log_cut(now, CutKind::Timeout, before);
-        self.in_recovery = false;
-        self.dupacks = 0;
-        self.recover = self.snd_max;
-        if self.cfg.recovery == Recovery::Sack {
-            for s in self.segs.iter_mut().filter(|s| !s.sacked) {
-                s.lost = true;
-                s.rtx = false;
-            }
-            self.scoreboard_active = true;
-        } else {
+        let (rec, mut c) = self.recovery();
+        if rec.on_timeout(&mut c) == AfterTimeout::GoBackN {
             self.snd_nxt = self.snd_una;
         }
         self.rto_deadline = Some(now + self.rtt.rto());
         self.output(em);
-    }
-
-    // ----- SACK scoreboard --------------------------------------------------
-
-    fn seg_index(&self, seq: u64) -> Option<usize> {
-        self.segs.binary_search_by(|s| s.start.cmp(&seq)).ok()
-    }
-
-    fn update_scoreboard(&mut self, blocks: &[(u64, u64)]) {
-        let mut changed = false;
-        for &(s, e) in blocks {
-            if e <= self.snd_una {
-                continue;
-            }
-            let first = self.segs.partition_point(|x| x.start < s);
-            for seg in self.segs.range_mut(first..) {
-                if seg.end() > e {
-                    break;
-                }
-                if !seg.sacked {
-                    seg.sacked = true;
-                    changed = true;
-                }
-            }
-        }
-        if changed {
-            self.scoreboard_active = true;
-            self.mark_lost();
-        }
-    }
-
-    /// RFC 6675 IsLost: a segment with more than (DupThresh - 1) * SMSS
-    /// SACKed bytes above it is lost.
-    fn mark_lost(&mut self) {
-        let limit = (self.cfg.dupack_threshold.saturating_sub(1) as u64) * self.cfg.mss as u64;
-        let mut above = 0u64;
-        for s in self.segs.iter_mut().rev() {
-            if s.sacked {
-                above += s.len as u64;
-            } else if above > limit && !s.lost {
-                s.lost = true;
-                s.rtx = false;
-            }
-        }
-    }
-
-    /// RFC 6675 pipe: bytes thought to be in the network.
-    fn pipe(&self) -> u64 {
-        if !self.scoreboard_active {
-            return self.snd_max - self.snd_una;
-        }
-        self.segs
-            .iter()
-            .filter(|s| !s.sacked && (!s.lost || s.rtx))
-            .map(|s| s.len as u64)
-            .sum()
     }
 
     // ----- sending ----------------------------------------------------------
@@ -731,13 +510,8 @@ impl TcpSender {
     /// Resend the segment starting at `seq` now (fast retransmit, partial
     /// ACK), regardless of the window.
     fn retransmit_at(&mut self, seq: u64, em: &mut Emit) {
-        if let Some(i) = self.seg_index(seq) {
-            let now = em.now;
-            let s = &mut self.segs[i];
-            s.sent_at = now;
-            s.ever_retx = true;
-            s.rtx = true;
-            let (start, len) = (s.start, s.len);
+        if let Some(i) = self.segs.index(seq) {
+            let (start, len) = self.segs.resend(i, em.now);
             // Not held back by the pacer, but counted against it.
             self.emit_segment(start, len, true, em);
         }
@@ -749,38 +523,30 @@ impl TcpSender {
             return;
         }
         let mss = self.cfg.mss as u64;
-        let sack_mode = self.cfg.recovery == Recovery::Sack;
         loop {
             let cwnd = self.win.cwnd as u64;
-            // 1. Retransmissions: RFC 6675 NextSeg rule 1, or go-back-N.
-            if sack_mode && self.scoreboard_active {
-                if let Some(i) = self.segs.iter().position(|s| s.lost && !s.rtx && !s.sacked) {
-                    let len = self.segs[i].len as u64;
-                    if self.pipe() + len > cwnd || !self.pace_ok(em.now) {
-                        return;
-                    }
-                    let s = &mut self.segs[i];
-                    s.rtx = true;
-                    s.ever_retx = true;
-                    s.sent_at = em.now;
-                    let (start, len) = (s.start, s.len);
-                    self.emit_segment(start, len, true, em);
-                    continue;
+            // 1. Retransmissions: what the recovery deems lost (RFC 6675
+            // NextSeg rule 1), or go-back-N.
+            if let Some(i) = self.rec.next_lost(&self.segs) {
+                let len = self.segs.get(i).len as u64;
+                let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+                if pipe + len > cwnd || !self.pace_ok(em.now) {
+                    return;
                 }
+                let (start, len) = self.segs.resend(i, em.now);
+                self.emit_segment(start, len, true, em);
+                continue;
             } else if self.snd_nxt < self.snd_max {
-                let Some(i) = self.seg_index(self.snd_nxt) else {
+                let Some(i) = self.segs.index(self.snd_nxt) else {
                     self.snd_nxt = self.snd_max;
                     continue;
                 };
-                let len = self.segs[i].len as u64;
+                let len = self.segs.get(i).len as u64;
                 let wnd = cwnd.min(self.peer_rwnd);
                 if self.snd_nxt + len - self.snd_una > wnd || !self.pace_ok(em.now) {
                     return;
                 }
-                let s = &mut self.segs[i];
-                s.ever_retx = true;
-                s.sent_at = em.now;
-                let (start, len) = (s.start, s.len);
+                let (start, len) = self.segs.resend(i, em.now);
                 self.snd_nxt += len as u64;
                 self.emit_segment(start, len, true, em);
                 continue;
@@ -795,11 +561,7 @@ impl TcpSender {
                 // Nagle: hold a small segment while data is outstanding.
                 return;
             }
-            let in_flight = if sack_mode {
-                self.pipe()
-            } else {
-                self.snd_max - self.snd_una
-            };
+            let in_flight = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
             if in_flight + len > cwnd || self.snd_max + len - self.snd_una > self.peer_rwnd {
                 return;
             }
@@ -807,15 +569,7 @@ impl TcpSender {
                 return;
             }
             let start = self.snd_max;
-            self.segs.push_back(Seg {
-                start,
-                len: len as u32,
-                sent_at: em.now,
-                ever_retx: false,
-                sacked: false,
-                lost: false,
-                rtx: false,
-            });
+            self.segs.push(start, len as u32, em.now);
             self.snd_max += len;
             self.snd_nxt = self.snd_max;
             self.emit_segment(start, len as u32, false, em);

@@ -1,6 +1,7 @@
 //! Congestion control: how the window grows on ACKs and how far it falls on
-//! a congestion signal. Loss *recovery* (which segments to resend) lives in
-//! the sender; this interface only moves `cwnd` and `ssthresh`, so a new
+//! a congestion signal. Loss *recovery* (when the signal is raised, which
+//! segments to resend) lives in [`super::recovery`]; this interface only
+//! moves `cwnd` and `ssthresh`, so a new
 //! algorithm (Hybla, CUBIC, ...) is one file implementing
 //! [`CongestionControl`] plus one arm in [`Cc`].
 

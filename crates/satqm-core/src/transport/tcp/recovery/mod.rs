@@ -1,0 +1,243 @@
+//! Loss recovery: when duplicate ACKs (or SACK information) mean a segment
+//! was lost, which segments to resend and how the window behaves until the
+//! losses are repaired. Congestion control ([`super::cc`]) decides how far
+//! the window falls on a congestion signal; a recovery decides when that
+//! signal is raised and drives the window through the episode. A new
+//! variant is one file implementing [`LossRecovery`] plus one arm in
+//! [`AnyRecovery`].
+//!
+//! The sender keeps the connection state machine, the send sequence
+//! variables, the RTT estimator and the timers; at each ACK and timeout it
+//! calls a hook here and acts on the decision it gets back: retransmit the
+//! first unacknowledged segment, go back to it and resend everything
+//! (go-back-N), restart the retransmission timer or not.
+//!
+//! To avoid several window reductions for losses of one window (RFC 6582
+//! section 3.2 step 2, and the default of ns-2's TCP agents), no variant
+//! starts a new fast retransmit before the cumulative ACK has passed the
+//! `recover` point set by the previous one or by a timeout.
+
+mod newreno;
+mod sack;
+
+pub use newreno::{NewReno, Reno, Tahoe};
+pub use sack::Sack;
+
+use super::config::Recovery;
+
+use super::cc::{Cc, Window};
+use super::segments::Segments;
+
+/// The part of the sender a recovery hook reads and moves.
+pub struct Conn<'a> {
+    pub win: &'a mut Window,
+    pub cc: &'a mut Cc,
+    pub segs: &'a mut Segments,
+    /// Oldest unacknowledged byte (after this ACK, for a new ACK).
+    pub snd_una: u64,
+    /// One past the highest byte sent.
+    pub snd_max: u64,
+    pub mss: u32,
+}
+
+impl Conn<'_> {
+    /// FlightSize (RFC 5681): bytes sent and not cumulatively acknowledged.
+    pub fn flight(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+}
+
+/// The state every variant keeps.
+#[derive(Clone, Copy, Debug)]
+pub struct Episode {
+    /// DupThresh (RFC 5681 section 3.2), three by default.
+    pub dupthresh: u32,
+    /// Duplicate ACKs since the last new ACK.
+    pub dupacks: u32,
+    /// In fast recovery.
+    pub in_recovery: bool,
+    /// `recover` (RFC 6582): `snd_max` when the last episode began.
+    pub recover: u64,
+}
+
+impl Episode {
+    fn new(dupthresh: u32) -> Episode {
+        Episode {
+            dupthresh,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+        }
+    }
+
+    /// No loss episode is in the way of a new one: the cumulative ACK has
+    /// passed the previous `recover` point.
+    fn may_start(&self, c: &Conn) -> bool {
+        c.snd_una >= self.recover
+    }
+
+    /// Start a loss episode: ssthresh from congestion control, `recover`
+    /// at the highest byte sent; `fast` for fast recovery (not Tahoe).
+    fn enter(&mut self, c: &mut Conn, fast: bool) {
+        let flight = c.flight();
+        c.win.ssthresh = c.cc.ssthresh_after_loss(c.win, flight, c.mss);
+        self.recover = c.snd_max;
+        self.in_recovery = fast;
+    }
+
+    /// A retransmission timeout ends any episode and starts a new one at
+    /// `snd_max`.
+    fn on_timeout(&mut self, snd_max: u64) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = snd_max;
+    }
+}
+
+/// What to do on a new cumulative ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewAck {
+    /// Outside recovery: congestion control grows the window.
+    Grow,
+    /// In (or just out of) recovery: the recovery set the window.
+    Recovering {
+        /// Resend the first unacknowledged segment now (a partial ACK).
+        resend_head: bool,
+        /// Restart the retransmission timer.
+        restart_timer: bool,
+    },
+}
+
+/// What to do on a duplicate ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DupAck {
+    /// Nothing beyond what the window allows.
+    Wait,
+    /// Fast retransmit: an episode began, the window is cut; resend the
+    /// first unacknowledged segment now, whatever the window.
+    FastRetransmit,
+    /// An episode began without fast recovery (Tahoe): the window is cut;
+    /// resend everything from the first unacknowledged segment.
+    GoBackN,
+}
+
+/// What to resend after a retransmission timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterTimeout {
+    /// Everything from the first unacknowledged segment.
+    GoBackN,
+    /// What the scoreboard now deems lost (all that is not SACKed).
+    Scoreboard,
+}
+
+pub trait LossRecovery {
+    fn episode(&self) -> &Episode;
+
+    /// SACK blocks arrived, before the ACK carrying them is processed;
+    /// `snd_una` is still the value before it.
+    fn on_sack_blocks(&mut self, _segs: &mut Segments, _blocks: &[(u64, u64)], _snd_una: u64) {}
+
+    /// New data was cumulatively acknowledged: `acked` bytes, already
+    /// retired from `c.segs` and counted into `c.snd_una`.
+    fn on_new_ack(&mut self, c: &mut Conn, acked: u64) -> NewAck;
+
+    /// A duplicate ACK.
+    fn on_dupack(&mut self, c: &mut Conn) -> DupAck;
+
+    /// The retransmission timer fired; congestion control already cut the
+    /// window.
+    fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout;
+
+    /// A segment deemed lost and not yet resent, to send before new data
+    /// (RFC 6675 NextSeg rule 1): its index in `segs`.
+    fn next_lost(&self, _segs: &Segments) -> Option<usize> {
+        None
+    }
+
+    /// Bytes thought to be in the network, against which the window is
+    /// compared: FlightSize, or RFC 6675's `pipe`.
+    fn pipe(&self, _segs: &Segments, snd_una: u64, snd_max: u64) -> u64 {
+        snd_max - snd_una
+    }
+}
+
+/// Enum dispatch over the loss recoveries.
+#[derive(Clone, Debug)]
+pub enum AnyRecovery {
+    Tahoe(Tahoe),
+    Reno(Reno),
+    NewReno(NewReno),
+    Sack(Sack),
+}
+
+/// Call `$call` on the variant inside `$self`, bound to `$r` (a `match`,
+/// so every call is static).
+macro_rules! dispatch {
+    ($self:expr, $r:ident => $call:expr) => {
+        match $self {
+            AnyRecovery::Tahoe($r) => $call,
+            AnyRecovery::Reno($r) => $call,
+            AnyRecovery::NewReno($r) => $call,
+            AnyRecovery::Sack($r) => $call,
+        }
+    };
+}
+
+impl AnyRecovery {
+    pub fn new(kind: Recovery, dupthresh: u32, mss: u32) -> AnyRecovery {
+        let ep = Episode::new(dupthresh);
+        match kind {
+            Recovery::Tahoe => AnyRecovery::Tahoe(Tahoe { ep }),
+            Recovery::Reno => AnyRecovery::Reno(Reno { ep }),
+            Recovery::NewReno => AnyRecovery::NewReno(NewReno::new(ep)),
+            Recovery::Sack => AnyRecovery::Sack(Sack::new(ep, mss)),
+        }
+    }
+
+    #[inline]
+    pub fn in_recovery(&self) -> bool {
+        dispatch!(self, r => r.episode().in_recovery)
+    }
+
+    #[inline]
+    pub fn on_sack_blocks(&mut self, segs: &mut Segments, blocks: &[(u64, u64)], snd_una: u64) {
+        dispatch!(self, r => r.on_sack_blocks(segs, blocks, snd_una))
+    }
+
+    #[inline]
+    pub fn on_new_ack(&mut self, c: &mut Conn, acked: u64) -> NewAck {
+        dispatch!(self, r => r.on_new_ack(c, acked))
+    }
+
+    #[inline]
+    pub fn on_dupack(&mut self, c: &mut Conn) -> DupAck {
+        dispatch!(self, r => r.on_dupack(c))
+    }
+
+    #[inline]
+    pub fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout {
+        dispatch!(self, r => r.on_timeout(c))
+    }
+
+    // The two queries of the send loop: only SACK has a scoreboard, and
+    // the other variants keep the trait's defaults, which one arm spells
+    // out so that the loop tests a single tag.
+
+    #[inline]
+    pub fn next_lost(&self, segs: &Segments) -> Option<usize> {
+        match self {
+            AnyRecovery::Sack(r) => r.next_lost(segs),
+            AnyRecovery::Tahoe(_) | AnyRecovery::Reno(_) | AnyRecovery::NewReno(_) => None,
+        }
+    }
+
+    #[inline]
+    pub fn pipe(&self, segs: &Segments, snd_una: u64, snd_max: u64) -> u64 {
+        match self {
+            AnyRecovery::Sack(r) => r.pipe(segs, snd_una, snd_max),
+            AnyRecovery::Tahoe(_) | AnyRecovery::Reno(_) | AnyRecovery::NewReno(_) => {
+                snd_max - snd_una
+            }
+        }
+    }
+}
