@@ -314,6 +314,10 @@ impl Port {
         index: u64,
         sink: &mut impl PortSink,
     ) -> Outcome {
+        if verdict == Verdict::Pass {
+            // Most packets: nothing to carry out.
+            return Outcome::Passed;
+        }
         let outcome = apply_verdict(verdict, ecn, pkt);
         if let Some(why) = DropReason::of(outcome) {
             self.count(pkt, index, why, sink);
