@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import pickle
 
 import numpy as np
@@ -426,3 +427,20 @@ def test_parse_quantity_reads_units_as_scenarios_do():
         _core.parse_quantity("1 s", "speed")
     with pytest.raises(satqm.ConfigError):
         _core.parse_quantity(True, "time")
+
+
+def test_results_before_the_warmup_report_no_measurement(tmp_path):
+    sc = satqm.Scenario.from_toml(TINY.replace("[simulation]", '[simulation]\nwarmup = "2 s"'))
+    sim = satqm.Simulation(sc)
+    sim.run_until(1.0)
+    res = sim.results()
+    s = res.summary()
+    assert s["measured_s"] == 0.0
+    assert math.isnan(s["goodput_total_bps"])  # not inf
+    assert not res.measured
+    assert "no measurement yet" in repr(res)
+    back = satqm.Results.load(res.save(tmp_path / "r", plot=False))
+    assert math.isnan(back.summary()["goodput_total_bps"])
+    assert not back.measured
+    sim.run()
+    assert sim.results().measured

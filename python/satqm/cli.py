@@ -232,6 +232,8 @@ def _print_summary(res, out: Path) -> None:
         t.add_row(name, value)
 
     warm = res.scenario.warmup
+    if not res.measured:
+        row("measurement", f"none yet: the run ends within its {warm:g} s warm-up")
     row(
         f"bottleneck utilization{f' (after {warm:g} s)' if warm else ''}",
         f"{s['utilization_mean']:.3f} ± {s['utilization_std']:.3f}",

@@ -411,11 +411,21 @@ class Results:
 
         return plot_link(self, link)
 
+    @property
+    def measured(self) -> bool:
+        """Whether the measurement window has begun (the run went past its
+        warm-up); before, the summary's rates are NaN."""
+        return self._summary.get("measured_s", self.duration - self.scenario.warmup) > 0
+
     def __repr__(self) -> str:
         s = self._summary
-        return (
+        head = (
             f"<Results {self.scenario.name!r} seed={self.seed} "
             f"duration={self.duration:.6g} s flows={len(self.flows)} "
+        )
+        if not self.measured:
+            return head + f"no measurement yet (warm-up {self.scenario.warmup:g} s)>"
+        return head + (
             f"utilization={s.get('utilization_mean', float('nan')):.3f} "
             f"drops={int(s.get('drops_total', 0))}>"
         )

@@ -31,6 +31,11 @@ impl Simulation {
                 return Ok(());
             }
         };
+        if timer == AppTimer::Stop {
+            // The end of the flow's measurement window (docs/engine.md).
+            let f = &mut self.flows[flow.idx()];
+            f.delivered_at_stop.get_or_insert(f.delivered);
+        }
         self.after_endpoint(flow)
     }
 

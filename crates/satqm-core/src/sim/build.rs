@@ -71,7 +71,7 @@ impl Simulation {
             pairs: built.pairs.clone(),
             servers: distinct(built.pairs.iter().map(|p| p.0)),
             clients: distinct(built.pairs.iter().map(|p| p.1)),
-            warmup_snapshot_taken: false,
+            warmup_pending: true,
             aqms: Vec::new(),
             peps: Vec::new(),
             relays: Vec::new(),

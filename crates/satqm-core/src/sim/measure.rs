@@ -1,6 +1,7 @@
 //! Measurement during a run: the periodic sampler (one row per monitored
-//! link per interval, and the traced flows' windows) and the warm-up
-//! snapshot of each flow's delivered bytes.
+//! link per interval, and the traced flows' windows) and the snapshot of
+//! each flow's delivered bytes at the end of the warm-up, taken at the
+//! warm-up time itself whatever the sample grid.
 
 use super::{Endpoints, Simulation};
 use crate::engine::Event;
@@ -54,15 +55,18 @@ impl Simulation {
             ts.aqm_vq2_delay_s.push(col(&|v| v.delay_mean_s[1]));
         }
         self.trace_windows();
-        if now >= self.warmup && !self.warmup_snapshot_taken {
-            self.warmup_snapshot_taken = true;
-            for flow in &mut self.flows {
-                flow.delivered_at_warmup = Some(flow.delivered);
-            }
-        }
         let next = now + interval;
         if next <= self.end {
             self.queue.schedule(next, Event::Sample);
+        }
+    }
+
+    /// The warm-up is over (every event at or before it has run): each
+    /// flow's bytes delivered so far are the base of its measurement window.
+    pub(super) fn end_warmup(&mut self) {
+        self.warmup_pending = false;
+        for flow in &mut self.flows {
+            flow.delivered_at_warmup = Some(flow.delivered);
         }
     }
 

@@ -61,6 +61,8 @@ pub struct Flow {
     /// Payload bytes delivered in order to the receiving application.
     pub delivered: u64,
     pub delivered_at_warmup: Option<u64>,
+    /// `delivered` when the flow's application stopped it (its `stop`).
+    pub delivered_at_stop: Option<u64>,
     /// When the receiver got the last byte of a finite transfer.
     pub completed: Option<SimTime>,
     sender_timer: Option<SimTime>,
@@ -98,6 +100,7 @@ impl Flow {
             ends,
             delivered: 0,
             delivered_at_warmup: None,
+            delivered_at_stop: None,
             completed: None,
             sender_timer: None,
             ack_timer: None,
@@ -142,7 +145,8 @@ pub struct Simulation {
     clients: Vec<NodeId>,
     /// Links the sampler records.
     monitored: Vec<LinkId>,
-    warmup_snapshot_taken: bool,
+    /// The end of the warm-up has not been reached yet.
+    warmup_pending: bool,
     pub aqms: Vec<PlacedAqm>,
     peps: Vec<Pep>,
     pub relays: Vec<Relay>,
@@ -190,12 +194,18 @@ impl Simulation {
             if n == max_events {
                 return Ok(false);
             }
+            if self.warmup_pending && tn > self.warmup {
+                self.end_warmup();
+            }
             let (time, ev) = self.queue.pop().expect("peeked");
             self.now = time;
             self.dispatch(ev)?;
             n += 1;
         }
         self.now = self.now.max(limit);
+        if self.warmup_pending && self.now >= self.warmup {
+            self.end_warmup();
+        }
         Ok(true)
     }
 

@@ -67,6 +67,9 @@ impl SummaryValue {
 pub struct RunSummary {
     pub duration_s: f64,
     pub warmup_s: f64,
+    /// Length of the measurement window (simulated time after the warm-up);
+    /// 0 before the warm-up has ended, when rates are NaN.
+    pub measured_s: f64,
     pub seed: u64,
     pub utilization_mean: f64,
     pub utilization_std: f64,
@@ -110,6 +113,7 @@ impl RunSummary {
         vec![
             ("duration_s", R(self.duration_s)),
             ("warmup_s", R(self.warmup_s)),
+            ("measured_s", R(self.measured_s)),
             ("seed", C(self.seed)),
             ("utilization_mean", R(self.utilization_mean)),
             ("utilization_std", R(self.utilization_std)),
@@ -160,19 +164,33 @@ impl Simulation {
         self.flows.iter().map(|f| self.flow_summary(f)).collect()
     }
 
-    fn flow_summary(&self, f: &Flow) -> FlowSummary {
+    /// A flow's measurement window and the bytes delivered in it. The
+    /// window runs from the later of its start and the warm-up to the
+    /// earliest of its stop, its completion and now; its bytes are those the
+    /// receiver delivered in order inside it (bytes in flight at the
+    /// warm-up count when they arrive; bytes arriving after the stop do not).
+    fn measured(&self, f: &Flow) -> (SimTime, u64) {
         let begin = f.start.max(self.warmup);
         let mut end = self.now.min(f.stop.unwrap_or(SimTime::MAX));
         if let Some(c) = f.completed {
             end = end.min(c);
+        }
+        if end <= begin {
+            // Not begun (before the warm-up), or over before it began.
+            return (SimTime::ZERO, 0);
         }
         let base = if f.start >= self.warmup {
             0
         } else {
             f.delivered_at_warmup.unwrap_or(0)
         };
-        let bytes = f.delivered - base.min(f.delivered);
-        let span = end.saturating_sub(begin).secs_f64();
+        let top = f.delivered_at_stop.unwrap_or(f.delivered);
+        (end.saturating_sub(begin), top.saturating_sub(base))
+    }
+
+    fn flow_summary(&self, f: &Flow) -> FlowSummary {
+        let (span, bytes) = self.measured(f);
+        let span = span.secs_f64();
         let goodput_bps = if span > 0.0 {
             bytes as f64 * 8.0 / span
         } else {
@@ -229,7 +247,15 @@ impl Simulation {
         let (q_mean, q_std) = mean_std(rows().map(|i| ts.queue_packets[i] as f64));
         let (qb_mean, _) = mean_std(rows().map(|i| ts.queue_bytes[i] as f64));
         let flows = self.flow_summaries();
-        let window = self.now.saturating_sub(self.warmup).secs_f64();
+        let measured_s = self.now.saturating_sub(self.warmup).secs_f64();
+        // Rates over the measurement window; none before it has begun.
+        let per_s = |x: f64| {
+            if measured_s > 0.0 {
+                x / measured_s
+            } else {
+                f64::NAN
+            }
+        };
         let web = self.flows.iter().filter(|f| f.kind == FlowKind::Web);
         let web_births = web.clone().filter(|f| f.start >= self.warmup).count() as u64;
         let short: Vec<&FlowSummary> = flows.iter().filter(|f| f.kind == FlowKind::Short).collect();
@@ -243,6 +269,7 @@ impl Simulation {
         RunSummary {
             duration_s: self.now.secs_f64(),
             warmup_s: self.warmup.secs_f64(),
+            measured_s,
             seed: self.seed,
             utilization_mean: u_mean,
             utilization_std: u_std,
@@ -258,8 +285,9 @@ impl Simulation {
             drops_forced: drops.by_reason[DropReason::ForcedDrop as usize],
             drops_erasure: drops.by_reason[DropReason::Erasure as usize],
             marks_total: drops.marked,
-            goodput_total_bps: flows.iter().map(|f| f.bytes_in_window as f64).sum::<f64>() * 8.0
-                / window,
+            goodput_total_bps: per_s(
+                flows.iter().map(|f| f.bytes_in_window as f64).sum::<f64>() * 8.0,
+            ),
             jain_index: jain_index(&long_lived_goodputs(&flows)),
             flows: flows.len() as u64,
             short_flows: short.len() as u64,
@@ -269,7 +297,7 @@ impl Simulation {
             web_pages_completed: web
                 .filter(|f| f.completed.is_some_and(|c| c >= self.warmup))
                 .count() as u64,
-            web_births_per_s: web_births as f64 / window,
+            web_births_per_s: per_s(web_births as f64),
             retransmits_total: flows.iter().map(|f| f.retransmits).sum(),
             timeouts_total: flows.iter().map(|f| f.timeouts).sum(),
             bottleneck_packets: bl.port.tx_packets_total(),

@@ -1,0 +1,91 @@
+//! The measurement window: what a run's and a flow's figures cover.
+
+mod common;
+
+use satqm_core::{SimTime, Simulation};
+
+use common::*;
+
+const BOTTLENECK: &str = "rate = \"10 Mbps\"\ndelay = \"20 ms\"\nbuffer = 100";
+const ACCESS: &str = "rate = \"100 Mbps\"\ndelay = \"5 ms\"";
+
+fn three_flows(duration: &str, simulation: &str) -> String {
+    dumbbell(
+        duration,
+        3,
+        BOTTLENECK,
+        ACCESS,
+        "",
+        "[[traffic]]\nkind = \"bulk\"",
+    )
+    .replace("[simulation]", &format!("[simulation]\n{simulation}"))
+}
+
+/// The warm-up snapshot is taken at the warm-up time, not at the first
+/// sample after it: a sample interval longer than the measured period
+/// changes nothing.
+#[test]
+fn goodput_does_not_depend_on_the_sample_grid() {
+    let fine = run(&three_flows(
+        "12 s",
+        "warmup = \"10 s\"\nsample_interval = \"100 ms\"",
+    ));
+    let coarse = run(&three_flows(
+        "12 s",
+        "warmup = \"10 s\"\nsample_interval = \"7 s\"",
+    ));
+    let (f, c) = (fine.summary(), coarse.summary());
+    assert!(f.goodput_total_bps <= 10e6, "{}", f.goodput_total_bps);
+    assert!(f.goodput_total_bps > 9e6, "{}", f.goodput_total_bps);
+    assert_eq!(f.goodput_total_bps, c.goodput_total_bps);
+    let (ff, cf) = (fine.flow_summaries(), coarse.flow_summaries());
+    for (a, b) in ff.iter().zip(&cf) {
+        assert_eq!(a.bytes_in_window, b.bytes_in_window);
+    }
+}
+
+/// A flow's window ends at its stop: what arrives after (data that was in
+/// the buffers) does not count.
+#[test]
+fn a_stopped_flow_counts_bytes_up_to_its_stop() {
+    let text = dumbbell(
+        "20 s",
+        1,
+        "rate = \"1 Mbps\"\ndelay = \"100 ms\"\nbuffer = 1000",
+        ACCESS,
+        "",
+        "[[traffic]]\nkind = \"bulk\"\nstop = \"5 s\"",
+    );
+    let sim = run(&text);
+    let f = &sim.flow_summaries()[0];
+    assert!(
+        f.goodput_bps <= 1e6,
+        "goodput {} over 1 Mbit/s",
+        f.goodput_bps
+    );
+    assert!(f.goodput_bps > 0.5e6, "goodput {}", f.goodput_bps);
+    // More arrived after the stop than is counted.
+    assert!(f.bytes_delivered > f.bytes_in_window);
+    let s = sim.summary();
+    assert!(s.goodput_total_bps <= 1e6);
+}
+
+/// Before the warm-up ends there is no measurement: rates are NaN, not
+/// infinite, and the window is empty.
+#[test]
+fn no_rates_before_the_warmup_ends() {
+    let mut sim = Simulation::from_toml(&three_flows("20 s", "warmup = \"10 s\"")).unwrap();
+    sim.run_until(SimTime::from_secs(5)).unwrap();
+    let s = sim.summary();
+    assert_eq!(s.measured_s, 0.0);
+    assert!(s.goodput_total_bps.is_nan());
+    assert!(s.web_births_per_s.is_nan());
+    for f in sim.flow_summaries() {
+        assert_eq!(f.bytes_in_window, 0);
+        assert_eq!(f.goodput_bps, 0.0);
+    }
+    sim.run_until(SimTime::from_secs(12)).unwrap();
+    let s = sim.summary();
+    assert_eq!(s.measured_s, 2.0);
+    assert!(s.goodput_total_bps > 9e6 && s.goodput_total_bps <= 10e6);
+}
