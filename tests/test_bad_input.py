@@ -662,3 +662,11 @@ def test_fuzz_base_is_valid() -> None:
     res = satqm.run(satqm.Scenario.from_toml(FUZZ_BASE))
     assert len(res.flows) == 3
     assert set(res.flows["kind"]) == {"bulk", "cbr"}
+
+
+def test_a_file_that_is_not_utf8_is_a_config_error(tmp_path):
+    p = tmp_path / "latin1.toml"
+    p.write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.load(p)
+    assert "not UTF-8" in str(e.value)

@@ -138,10 +138,16 @@ class Scenario:
         """Read and validate a scenario file (UTF-8 TOML).
 
         Raises :class:`FileNotFoundError` (an :class:`OSError`) if it cannot be
-        read and :class:`satqm.ConfigError` if it is not a valid scenario.
+        read and :class:`satqm.ConfigError` if it is not UTF-8 text or not a
+        valid scenario.
         """
         p = Path(path)
-        text = p.read_text(encoding="utf-8-sig")  # tolerate a byte-order mark
+        try:
+            text = p.read_text(encoding="utf-8-sig")  # tolerate a byte-order mark
+        except UnicodeDecodeError as e:
+            raise config_error(
+                "", f"{p}: not UTF-8 text (byte {e.start} is {e.object[e.start]:#04x})"
+            ) from None
         return cls(text, seed=seed, duration=duration, path=p)
 
     def with_overrides(self, *, seed: int | None = None, duration: float | None = None) -> Scenario:
