@@ -6,6 +6,7 @@ import io
 import json
 import math
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -444,3 +445,15 @@ def test_results_before_the_warmup_report_no_measurement(tmp_path):
     assert not back.measured
     sim.run()
     assert sim.results().measured
+
+
+def test_the_bottleneck_is_the_link_the_summary_describes(tmp_path):
+    # The IP-over-satellite gateway's bottleneck is its transmit queue.
+    text = (Path(satqm.__file__).parent / "scenarios" / "avqred" / "conference.toml").read_text()
+    sc = satqm.Scenario(text.replace('warmup = "200 s"', 'warmup = "10 s"'), duration=30)
+    res = satqm.run(sc)
+    assert res.bottleneck == "transmit"
+    lk = res.link()
+    measured = lk[lk.index > 10.0]
+    assert measured["utilization"].mean() == pytest.approx(res.summary()["utilization_mean"])
+    assert satqm.Results.load(res.save(tmp_path / "r", plot=False)).bottleneck == "transmit"

@@ -125,6 +125,7 @@ class _PacketCounts(TypedDict):
 
 class _RawResults(TypedDict):
     links: list[str]
+    bottleneck: str
     drop_reasons: list[str]
     timeseries: _TimeSeriesColumns
     drops: _DropColumns

@@ -307,6 +307,7 @@ class Results:
         links: list[str],
         drop_reasons: list[str],
         wall_time_s: float | None = None,
+        bottleneck: str | None = None,
     ) -> None:
         self.scenario = scenario
         self.timeseries = timeseries
@@ -325,6 +326,10 @@ class Results:
         self.links = list(links)
         self.drop_reasons = list(drop_reasons)
         self.wall_time_s = wall_time_s
+        if bottleneck is None:
+            # Folders written before the core named it: the dumbbell's link.
+            bottleneck = "bottleneck" if "bottleneck" in self.links else self.links[0]
+        self._bottleneck = bottleneck
 
     # ----- construction ------------------------------------------------------
 
@@ -367,6 +372,7 @@ class Results:
             links=links,
             drop_reasons=reasons,
             wall_time_s=wall,
+            bottleneck=str(raw["bottleneck"]),
         )
 
     # ----- looking -----------------------------------------------------------
@@ -382,8 +388,10 @@ class Results:
 
     @property
     def bottleneck(self) -> str:
-        """Name of the link the summary describes."""
-        return "bottleneck" if "bottleneck" in self.links else self.links[0]
+        """Name of the link the summary describes (the topology's bottleneck:
+        `bottleneck` of a dumbbell, `transmit` of the IP-over-satellite
+        gateway); ``link()``, ``plot()`` and the CLI default to it."""
+        return self._bottleneck
 
     def summary(self) -> dict[str, float]:
         """Run-level figures for the bottleneck over the measurement window
@@ -447,6 +455,7 @@ class Results:
                 "duration_s": self.duration,
                 "overrides": ov,
                 "links": self.links,
+                "bottleneck": self.bottleneck,
                 "drop_reasons": self.drop_reasons,
                 "packets": self.packets,
                 "summary": self._summary,
@@ -545,5 +554,6 @@ class Results:
             links=links,
             drop_reasons=reasons,
             wall_time_s=wall,
+            bottleneck=doc.get("bottleneck"),
             **frames,
         )

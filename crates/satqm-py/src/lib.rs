@@ -219,6 +219,7 @@ impl Simulation {
 
         let links = PyList::new(py, sim.links.iter().map(|l| l.name.as_str()))?;
         out.set_item("links", links)?;
+        out.set_item("bottleneck", sim.links[sim.bottleneck.idx()].name.as_str())?;
         out.set_item(
             "drop_reasons",
             PyList::new(py, DropReason::ALL.iter().map(|r| r.name()))?,
