@@ -457,3 +457,15 @@ def test_the_bottleneck_is_the_link_the_summary_describes(tmp_path):
     measured = lk[lk.index > 10.0]
     assert measured["utilization"].mean() == pytest.approx(res.summary()["utilization_mean"])
     assert satqm.Results.load(res.save(tmp_path / "r", plot=False)).bottleneck == "transmit"
+
+
+def test_a_run_shorter_than_one_sample_interval_saves_and_plots(tmp_path):
+    sc = satqm.Scenario.from_toml(TINY.replace('duration = "3 s"', 'duration = "50 ms"'))
+    res = satqm.run(sc)
+    assert res.timeseries.empty
+    assert res.link().empty
+    out = res.save(tmp_path / "r")  # draws plot.png
+    assert (out / "plot.png").stat().st_size > 0
+    assert satqm.Results.load(out).timeseries.empty
+    with pytest.raises(KeyError, match="no link named"):
+        res.link("nowhere")

@@ -230,3 +230,17 @@ def test_console_script_if_installed(tiny_file):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("OK tiny")
+
+
+def test_run_shorter_than_one_sample_interval(tmp_path):
+    from conftest import TINY
+
+    p = tmp_path / "short.toml"
+    p.write_text(TINY.replace('duration = "3 s"', 'duration = "50 ms"'))
+    r = subprocess.run(
+        [sys.executable, "-m", "satqm.cli", "run", str(p), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "shorter than one sample interval" in r.stdout
+    assert (tmp_path / "out" / "plot.png").exists()

@@ -234,6 +234,8 @@ def _print_summary(res, out: Path) -> None:
     warm = res.scenario.warmup
     if not res.measured:
         row("measurement", f"none yet: the run ends within its {warm:g} s warm-up")
+    if res.timeseries.empty:
+        row("samples", "none: the run is shorter than one sample interval")
     row(
         f"bottleneck utilization{f' (after {warm:g} s)' if warm else ''}",
         f"{s['utilization_mean']:.3f} ± {s['utilization_std']:.3f}",

@@ -52,6 +52,17 @@ def plot_link(results: Results, link: str | None = None) -> Figure:
             ax.axvspan(0, warmup, color="0.9", zorder=0, label="warm-up")
     if len(t):
         ax_q.set_xlim(0, max(float(t[-1]), results.duration))
+    else:
+        ax_q.set_xlim(0, results.duration or 1.0)
+        ax_u.text(
+            0.5,
+            0.5,
+            f"no samples: the run ({results.duration:g} s) is shorter than one "
+            f"sample interval ({results.scenario.sample_interval:g} s)",
+            transform=ax_u.transAxes,
+            ha="center",
+            va="center",
+        )
 
     measured = data[data.index > warmup]
     title = f"{results.scenario.name}: {name} (seed {results.seed})"

@@ -408,8 +408,9 @@ class Results:
             raise KeyError(f"no link named {name!r} (links: {', '.join(self.links)})")
         ts = self.timeseries
         out = ts[ts["link"] == name].drop(columns="link").set_index("time_s")
-        if out.empty and name in self.links:
+        if out.empty and not ts.empty:
             raise KeyError(f"link {name!r} is not monitored")
+        # No samples at all (a run shorter than one sample interval): empty.
         return out
 
     def plot(self, link: str | None = None) -> Figure:
