@@ -267,10 +267,38 @@ impl RawScenario {
                     Some(field) => {
                         ConfigError::new(format!("{path}.{field}"), "is required").into()
                     }
-                    None => ConfigError::new(path, msg).into(),
+                    None => ConfigError::new(path, plain(&msg)).into(),
                 }
             }
         })
+    }
+}
+
+/// A type error in the user's words: serde says "invalid type: string
+/// \"two\", expected i64" or "expected struct RawLink"; the user reads
+/// "must be an integer, got string \"two\"" or "must be a table".
+fn plain(msg: &str) -> String {
+    for head in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = msg.strip_prefix(head) {
+            if let Some((got, expected)) = rest.rsplit_once(", expected ") {
+                return format!("must be {}, got {got}", expected_in_words(expected));
+            }
+        }
+    }
+    msg.to_string()
+}
+
+/// What serde's "expected …" means in a scenario file.
+fn expected_in_words(expected: &str) -> &str {
+    match expected {
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer",
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number (0 or more)",
+        "f32" | "f64" => "a number",
+        "a boolean" => "true or false",
+        "a sequence" => "a list",
+        "a map" => "a table",
+        e if e.starts_with("struct ") || e.starts_with("map ") => "a table of keys",
+        e => e,
     }
 }
 
@@ -282,7 +310,28 @@ fn missing_field(msg: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::plain;
     use crate::config::testing::{err, BASE};
+
+    #[test]
+    fn type_errors_name_no_rust_types() {
+        assert_eq!(
+            plain("invalid type: string \"two\", expected i64"),
+            "must be an integer, got string \"two\""
+        );
+        assert_eq!(
+            plain("invalid type: string \"fast\", expected struct RawLink"),
+            "must be a table of keys, got string \"fast\""
+        );
+        assert_eq!(
+            plain("invalid type: map, expected a sequence"),
+            "must be a list, got map"
+        );
+        assert_eq!(
+            plain("invalid value: integer `-1`, expected u32"),
+            "must be a whole number (0 or more), got integer `-1`"
+        );
+    }
 
     #[test]
     fn the_file_shape_is_enforced_with_key_paths() {
