@@ -469,3 +469,14 @@ def test_a_run_shorter_than_one_sample_interval_saves_and_plots(tmp_path):
     assert satqm.Results.load(out).timeseries.empty
     with pytest.raises(KeyError, match="no link named"):
         res.link("nowhere")
+
+
+def test_old_scenario_names_forward_with_a_warning():
+    import satqm.scenario
+
+    with pytest.warns(DeprecationWarning, match="use satqm.run"):
+        assert satqm.scenario.run is satqm.run
+    with pytest.warns(DeprecationWarning, match="use satqm.Simulation"):
+        assert satqm.scenario.Simulation is satqm.Simulation
+    with pytest.raises(AttributeError):
+        satqm.scenario.nothing  # noqa: B018

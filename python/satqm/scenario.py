@@ -227,3 +227,20 @@ def as_scenario(scenario: ScenarioLike) -> Scenario:
     raise TypeError(
         f"expected a Scenario or the path of a scenario file, not {type(scenario).__name__}"
     )
+
+
+def __getattr__(name: str) -> Any:
+    # `Simulation` and `run` live in `satqm.simulation` (above this module);
+    # the old names keep working, with a warning.
+    if name in ("Simulation", "run"):
+        import warnings
+
+        warnings.warn(
+            f"satqm.scenario.{name} has moved: use satqm.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from satqm import simulation
+
+        return getattr(simulation, name)
+    raise AttributeError(f"module 'satqm.scenario' has no attribute {name!r}")
