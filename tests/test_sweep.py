@@ -678,3 +678,71 @@ def test_cli_on_a_dask_scheduler(local_sweep, dask_client, tmp_path):
     env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
     r = satqm_cmd("sweep", str(f), "--out", str(out), "--scheduler", "tcp://127.0.0.1:9", env=env)
     assert r.returncode == 2 and "cannot connect" in r.stderr, r.stderr
+
+
+# ----- a killed parent ----------------------------------------------------------
+
+
+def _sweep_processes(pid: int) -> list:
+    import psutil
+
+    return [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+
+
+def test_sigkill_of_the_parent_takes_its_workers_along(tmp_path):
+    import psutil
+
+    f = write_sweep_file(tmp_path, SLOW_SWEEP, slow_dict())
+    out = tmp_path / "out"
+    p = _start_cli_sweep(f, out, "--workers", "2", "--quiet")
+    try:
+        _wait_for_runs(out, 2, p)
+        procs = _sweep_processes(p.pid)
+        assert len(procs) >= 3, procs  # the driver and its two workers
+        os.kill(p.pid, signal.SIGKILL)  # the driver only, as the OOM killer would
+        p.communicate(timeout=30)
+        _, alive = psutil.wait_procs(procs, timeout=5)
+        alive = [q for q in alive if q.is_running() and q.status() != psutil.STATUS_ZOMBIE]
+        assert alive == [], f"processes of the killed sweep still run: {alive}"
+        n = len(finished(out))
+        time.sleep(1.5)
+        assert len(finished(out)) == n, "runs were published after the sweep was killed"
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+    assert n < 8, n
+    r = satqm_cmd("sweep", str(f), "--out", str(out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert "8 runs: 8 done, 0 failed, 0 missing" in r.stdout
+    assert_complete(out, 8)
+    ref = tmp_path / "ref"
+    r = satqm_cmd("sweep", str(f), "--out", str(ref), "--workers", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert run_files(out) == run_files(ref)
+    assert (out / "manifest.parquet").read_bytes() == (ref / "manifest.parquet").read_bytes()
+
+
+def test_a_resume_waits_for_the_workers_of_a_killed_sweep(tmp_path, monkeypatch):
+    """A worker that outlives its sweep holds the folder until it ends."""
+    out = tmp_path / "w"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from satqm.sweep import store; "
+         "store.hold_worker_lock(sys.argv[1]); print('held', flush=True); time.sleep(60)",
+         str(out)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(store, "WORKER_LOCK_WAIT_S", 0.5)
+        with pytest.raises(SweepBusy, match="worker processes"):
+            sweep(tiny_dict(), GRID, out=out, workers=0, progress=False)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert sweep(tiny_dict(), GRID, out=out, workers=0, progress=False).ok

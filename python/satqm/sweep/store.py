@@ -14,6 +14,7 @@ Layout of a sweep folder::
       failed/<run_id>.json  the error of a run that failed (removed once it
                             succeeds)
       .lock                 held (flock) while a sweep executes in DIR
+      .workers.lock         held (shared) by each local pool worker while it lives
 
 A run folder appears only complete: the run is written into
 ``runs/.tmp-<run_id>-<host>-<pid>-<random>/``, its files flushed to disk, and
@@ -61,6 +62,9 @@ PLAN = "sweep.json"
 MANIFEST = "manifest.parquet"
 TIMINGS = "timings.parquet"
 LOCK = ".lock"
+WORKER_LOCK = ".workers.lock"
+#: Seconds a new execution waits for the pool workers of a killed one to end.
+WORKER_LOCK_WAIT_S = 30.0
 PARAMS = "params.json"
 #: The file of a finished run in a :class:`NamedRuns` folder.
 NAMED_DONE = "summary.json"
@@ -251,6 +255,11 @@ class SweepStore:
     version: str | None = None
     plot: bool = False
     simulate: Callable[[Scenario], Results] | None = None
+
+    def worker_start(self) -> None:
+        """In a local pool worker, before its first run: mark the folder as
+        in use while the worker lives (:func:`hold_worker_lock`)."""
+        hold_worker_lock(self.out)
 
     def run(self, task: Task) -> dict[str, Any]:
         return run_one(
@@ -488,7 +497,14 @@ class SweepBusy(RuntimeError):
 
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``out/.lock`` (released if the process dies)."""
+    """Hold an exclusive lock on ``out/.lock`` (released if the process dies).
+
+    Then wait (up to :data:`WORKER_LOCK_WAIT_S`) until no local pool worker
+    of an earlier execution is alive: each holds a shared lock on
+    ``out/.workers.lock`` while it lives (:func:`hold_worker_lock`). Workers
+    die with the process that started them, but not in the same instant, and
+    one still running could publish a run while this execution redoes it.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no lock
@@ -502,6 +518,52 @@ def locked(out: Path) -> Iterator[None]:
             raise SweepBusy(f"{out}: another sweep is running in this folder") from None
         except OSError:  # pragma: no cover - a file system without locks
             pass
+        _wait_for_old_workers(out)
         yield
     finally:
         os.close(fd)
+
+
+def _wait_for_old_workers(out: Path) -> None:
+    import fcntl
+
+    fd = os.open(out / WORKER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + WORKER_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise SweepBusy(
+                        f"{out}: worker processes of an earlier sweep are still running "
+                        "in this folder; wait for them to end (or stop them) and run again"
+                    ) from None
+                time.sleep(0.05)
+            except OSError:  # pragma: no cover - a file system without locks
+                return
+    finally:
+        os.close(fd)  # releases it: this execution's workers take it shared
+
+
+_held_worker_locks: dict[str, int] = {}
+
+
+def hold_worker_lock(out: str | os.PathLike[str]) -> None:
+    """Hold a shared lock on ``out/.workers.lock`` until this process ends
+    (a local pool worker of a sweep in ``out``; see :func:`locked`)."""
+    key = os.path.abspath(out)
+    if key in _held_worker_locks:
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        return
+    fd = os.open(Path(key) / WORKER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:  # pragma: no cover - a file system without locks
+        os.close(fd)
+        return
+    _held_worker_locks[key] = fd
