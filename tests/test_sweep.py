@@ -680,7 +680,49 @@ def test_cli_on_a_dask_scheduler(local_sweep, dask_client, tmp_path):
     assert r.returncode == 2 and "cannot connect" in r.stderr, r.stderr
 
 
-# ----- a killed parent ----------------------------------------------------------
+# ----- damaged run folders, a killed parent -------------------------------------
+
+
+def _truncate(p: Path) -> None:
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 2])
+
+
+def test_a_damaged_run_folder_is_reported_and_redone(tmp_path):
+    out = tmp_path / "d"
+    res = sweep(tiny_dict(), GRID, seeds=[1], out=out, workers=0, progress=False)
+    assert res.ok
+    before = run_files(out)
+    params = json.loads((res.run_dir(0) / "params.json").read_text())
+    rec = params["files"]["timeseries.parquet"]
+    data = (res.run_dir(0) / "timeseries.parquet").read_bytes()
+    assert rec["bytes"] == len(data) and len(rec["sha256"]) == 64
+    stamps = {rid: (out / "runs" / rid / "run.json").stat().st_mtime_ns for rid in finished(out)}
+    _truncate(res.run_dir(0) / "timeseries.parquet")  # a truncated Parquet table
+    _truncate(res.run_dir(1) / "summary.json")  # a truncated summary
+    (res.run_dir(2) / "run.json").write_text("{")  # a damaged wall-clock record
+    damaged = {res.manifest["run_id"][i] for i in (0, 1, 2)}
+    mid = SweepResult.load(out)
+    assert mid.counts() == {"done": 1, "failed": 3, "missing": 0}
+    for i in (0, 1, 2):
+        assert "damaged" in mid.manifest["error"][i]
+        with pytest.raises(KeyError, match="failed"):
+            mid.results(i)
+    assert "timeseries.parquet" in mid.manifest["error"][0]
+    r = satqm_cmd("sweep", "status", str(out))
+    assert r.returncode == 1, r.stderr
+    assert "1 done, 3 failed, 0 missing" in r.stdout
+    assert "damaged: #0, #1, #2" in r.stdout and "summary.json" in r.stdout
+    # a resume redoes exactly the damaged runs, and they come out as they were
+    again = sweep(tiny_dict(), GRID, seeds=[1], out=out, workers=0, progress=False)
+    assert again.ok
+    assert_complete(out, 4)
+    assert run_files(out) == before
+    for rid, t in stamps.items():
+        changed = (out / "runs" / rid / "run.json").stat().st_mtime_ns != t
+        assert changed == (rid in damaged), rid
+    r = satqm_cmd("sweep", "status", str(out))
+    assert r.returncode == 0 and "4 done, 0 failed, 0 missing" in r.stdout
 
 
 def _sweep_processes(pid: int) -> list:

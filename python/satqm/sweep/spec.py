@@ -446,7 +446,7 @@ class Sweep:
             todo = [
                 Task(p.index, p.run_id, p.text, p.seed, p.params)
                 for p in self._points
-                if not store.is_done(outp, p.run_id)
+                if not self._ready(outp, p.run_id)
             ]
             bar = ProgressBar(len(self._points), len(todo), progress)
             try:
@@ -473,6 +473,15 @@ class Sweep:
                 files.write_parquet_atomic(outp / store.MANIFEST, manifest)
                 files.write_parquet_atomic(outp / store.TIMINGS, store.build_timings(outp, plan))
         return SweepResult(outp, plan, manifest)
+
+    @staticmethod
+    def _ready(out: Path, rid: str) -> bool:
+        """Whether run ``rid`` is done and intact in ``out``; a damaged run
+        folder is deleted here, to be redone."""
+        status = store.run_status(out, rid)
+        if status == "damaged":
+            store.remove_damaged(out, rid)
+        return status == "done"
 
 
 def sweep(

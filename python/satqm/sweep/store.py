@@ -19,8 +19,15 @@ Layout of a sweep folder::
 A run folder appears only complete: the run is written into
 ``runs/.tmp-<run_id>-<host>-<pid>-<random>/``, its files flushed to disk, and
 the folder renamed to ``runs/<run_id>`` in one step. A crash leaves at most a
-``.tmp-*`` folder, which the next execution deletes. So "done" is simply
-"``runs/<run_id>/params.json`` exists".
+``.tmp-*`` folder, which the next execution deletes. So a run is finished
+when ``runs/<run_id>/params.json`` exists.
+
+``params.json`` also records the size and SHA-256 of every other file of
+the run whose bytes are deterministic (:func:`file_record`). A folder damaged
+after it was published (a truncated copy, a disk error, an edit by hand) no
+longer matches its record: :func:`run_status` calls it ``"damaged"``, the
+manifest reports it as failed with the reason, and the next execution
+deletes and redoes it (:func:`check_run`).
 
 The run id is the first 16 hex digits of the SHA-256 of the canonical
 scenario text, the seed and the satqm version (:func:`make_run_id`).
@@ -69,6 +76,13 @@ PARAMS = "params.json"
 #: The file of a finished run in a :class:`NamedRuns` folder.
 NAMED_DONE = "summary.json"
 
+#: Files of a run left out of its record in ``params.json``: the record
+#: itself, and the two whose bytes differ from one execution to the next
+#: (``run.json`` is checked to be readable instead).
+UNRECORDED = (PARAMS, "run.json", "plot.png")
+#: How a damaged run's ``error`` in the manifest begins.
+DAMAGED = "damaged run folder"
+
 #: Bumped when the folder layout changes incompatibly.
 FORMAT = 1
 
@@ -96,7 +110,76 @@ def failed_file(out: Path, rid: str) -> Path:
 
 
 def is_done(out: Path, rid: str) -> bool:
+    """Whether run ``rid`` was published (see :func:`check_run` for whether
+    it is still intact)."""
     return (run_dir(out, rid) / PARAMS).is_file()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_record(folder: Path) -> dict[str, dict[str, Any]]:
+    """``{name: {"bytes": size, "sha256": hex}}`` for the files of a run
+    folder but :data:`UNRECORDED`, by name (the same for the same run)."""
+    rec = {}
+    for p in sorted(folder.iterdir(), key=lambda p: p.name):
+        if p.name not in UNRECORDED and p.is_file():
+            rec[p.name] = {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+    return rec
+
+
+def check_run(out: Path, rid: str) -> str | None:
+    """What is wrong with the published run ``rid`` (``None``: nothing).
+
+    Its files must match the record in its ``params.json``: each present,
+    of the recorded size and SHA-256. ``run.json`` must be readable JSON.
+    A folder from before records were kept has its ``summary.json`` read
+    instead.
+    """
+    d = run_dir(out, rid)
+    try:
+        doc = files.read_json(d / PARAMS)
+        recorded = doc.get("files") if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return f"{PARAMS}: not readable"
+    if not isinstance(recorded, dict):
+        recorded = None
+    for name, rec in (recorded or {}).items():
+        p = d / name
+        try:
+            size = p.stat().st_size
+        except OSError:
+            return f"{name}: missing"
+        if size != rec.get("bytes"):
+            return f"{name}: {size} bytes, {rec.get('bytes')} when written"
+        try:
+            if _sha256(p) != rec.get("sha256"):
+                return f"{name}: its contents changed since it was written"
+        except OSError as e:
+            return f"{name}: not readable ({e.strerror or e})"
+    for name in ("run.json",) if recorded is not None else ("summary.json", "run.json"):
+        p = d / name
+        if name == "run.json" and not p.exists():
+            continue
+        try:
+            files.read_json(p)
+        except (OSError, ValueError):
+            return f"{name}: not readable JSON"
+    return None
+
+
+def remove_damaged(out: Path, rid: str) -> None:
+    """Delete a damaged run folder (first renamed out of the way, so that it
+    is never seen half deleted)."""
+    d = run_dir(out, rid)
+    aside = d.with_name(f"{TMP_PREFIX}{rid}-damaged-0-{os.urandom(4).hex()}")
+    os.rename(d, aside)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def tmp_dirs(out: Path) -> list[Path]:
@@ -222,6 +305,7 @@ def run_one(
             "satqm_version": __version__,
             "params": _jsonable(params),
         }
+        doc["files"] = file_record(tmp)
         (tmp / PARAMS).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         files.publish(tmp, final, PARAMS)
     except Exception as e:
@@ -349,8 +433,10 @@ def read_plan(out: Path) -> dict[str, Any]:
 
 
 def run_status(out: Path, rid: str) -> str:
+    """``"done"``, ``"damaged"`` (published, but its files no longer match
+    their record), ``"failed"`` or ``"missing"``."""
     if is_done(out, rid):
-        return "done"
+        return "done" if check_run(out, rid) is None else "damaged"
     if failed_file(out, rid).is_file():
         return "failed"
     return "missing"
@@ -393,8 +479,15 @@ def _iter_rows(out: Path, plan: Mapping[str, Any]) -> Iterator[tuple[dict, str, 
         if status == "done":
             try:
                 detail = files.read_json(run_dir(out, rid) / "summary.json")
-            except (OSError, ValueError) as e:  # a folder damaged by hand
-                status, detail = "failed", {"error_type": type(e).__name__, "error": str(e)}
+            except (OSError, ValueError) as e:  # damaged while we looked
+                status, detail = "damaged", f"summary.json: {e}"
+        if status == "damaged":
+            problem = detail or check_run(out, rid) or "changed"
+            status = "failed"
+            detail = {
+                "error_type": None,
+                "error": f"{DAMAGED}: {problem}; running the sweep again redoes it",
+            }
         elif status == "failed":
             try:
                 detail = files.read_json(failed_file(out, rid))
@@ -408,8 +501,10 @@ def build_manifest(out: Path, plan: Mapping[str, Any]) -> pd.DataFrame:
 
     Columns: ``index``, ``run_id``, ``status`` (``done``, ``failed``,
     ``missing``), one per axis (the axis key), ``seed``, ``error``, then the
-    summary metrics of the run (NaN unless done). No wall-clock values: for
-    the same finished runs the table is the same, bytes included.
+    summary metrics of the run (NaN unless done). A damaged run folder
+    (:func:`check_run`) is ``failed`` with an ``error`` that begins with
+    :data:`DAMAGED`. No wall-clock values: for the same finished runs the
+    table is the same, bytes included.
     """
     import numpy as np
     import pandas as pd
@@ -426,8 +521,12 @@ def build_manifest(out: Path, plan: Mapping[str, Any]) -> pd.DataFrame:
     cols["seed"] = np.asarray([r["seed"] for r, _, _ in rows], dtype=np.int64)
     errors = []
     for _, s, d in rows:
-        failed = s == "failed"
-        errors.append(f"{d.get('error_type', 'Error')}: {d.get('error', '')}" if failed else None)
+        if s != "failed":
+            errors.append(None)
+        elif d.get("error_type", "Error") is None:  # a damaged folder: the text says so
+            errors.append(d.get("error", ""))
+        else:
+            errors.append(f"{d.get('error_type', 'Error')}: {d.get('error', '')}")
     cols["error"] = errors
     metrics: list[str] = []
     for _, s, d in rows:
