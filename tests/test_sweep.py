@@ -680,7 +680,7 @@ def test_cli_on_a_dask_scheduler(local_sweep, dask_client, tmp_path):
     assert r.returncode == 2 and "cannot connect" in r.stderr, r.stderr
 
 
-# ----- damaged run folders, a killed parent -------------------------------------
+# ----- damaged run folders, a killed parent, a full disk -------------------------
 
 
 def _truncate(p: Path) -> None:
@@ -788,3 +788,63 @@ def test_a_resume_waits_for_the_workers_of_a_killed_sweep(tmp_path, monkeypatch)
         holder.wait()
         holder.stdout.close()
     assert sweep(tiny_dict(), GRID, out=out, workers=0, progress=False).ok
+
+
+def _disk_fills_after(monkeypatch, k: int) -> None:
+    """Results.save writes part of a run, then raises ENOSPC, after ``k`` runs."""
+    import errno
+
+    from satqm.results import Results
+
+    real = Results.save
+    calls = {"n": 0}
+
+    def save(self, directory, *, plot=True):
+        calls["n"] += 1
+        if calls["n"] > k:
+            Path(directory, "summary.json").write_text('{"summ')
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, directory, plot=plot)
+
+    monkeypatch.setattr(Results, "save", save)
+
+
+def test_a_full_disk_keeps_the_finished_runs_and_says_so(tmp_path, monkeypatch, capsys):
+    from satqm import cli
+
+    f = write_sweep_file(tmp_path, 'seeds = [1, 2]\n[grid]\n"tcp.recovery" = ["reno", "sack"]\n')
+    out = tmp_path / "full"
+    _disk_fills_after(monkeypatch, 2)
+    code = cli.main(["sweep", str(f), "--out", str(out), "--workers", "0", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "internal error" not in err and "this is a bug" not in err
+    assert "no space left on" in err
+    assert "2 runs finished are kept; free space and run the same command again" in err
+    assert len(finished(out)) == 2
+    assert store.tmp_dirs(out) == [] and not list((out / "runs").glob(".*"))
+    m = pd.read_parquet(out / "manifest.parquet")
+    assert m["status"].tolist() == ["done", "done", "missing", "missing"]
+    assert not (out / "failed").exists() or not any((out / "failed").iterdir())
+    # space freed: the same command does the rest
+    monkeypatch.undo()
+    assert cli.main(["sweep", str(f), "--out", str(out), "--workers", "0", "--quiet"]) == 0
+    assert_complete(out, 4)
+
+
+def test_a_full_disk_without_room_for_the_manifest(tmp_path, monkeypatch):
+    import errno
+
+    from satqm.sweep import files
+
+    out = tmp_path / "full"
+    _disk_fills_after(monkeypatch, 1)
+
+    def no_room(path, df):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "write_parquet_atomic", no_room)
+    with pytest.raises(store.DiskFull, match="1 runs finished are kept") as e:
+        sweep(tiny_dict(), GRID, seeds=[1], out=out, workers=0, progress=False)
+    assert e.value.errno == errno.ENOSPC
+    assert len(finished(out)) == 1 and store.tmp_dirs(out) == []

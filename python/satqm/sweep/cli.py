@@ -160,6 +160,7 @@ def _load_result(d: Path) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from satqm._core import ConfigError
     from satqm.sweep import Sweep, SweepBusy
+    from satqm.sweep.store import DiskFull
 
     path = Path(args.target)
     if args.scheduler and args.scheduler_file:
@@ -239,6 +240,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     except SweepBusy as e:
         raise SweepCliError(str(e)) from None
+    except DiskFull as e:
+        raise SweepCliError(e.strerror or str(e), EXIT_FAILED) from None
     except KeyboardInterrupt:
         msg = "interrupted"
         try:

@@ -11,7 +11,8 @@ On :class:`KeyboardInterrupt` an executor cancels what has not started,
 stops the local workers, and re-raises; finished runs stay, and running the
 sweep again does only the rest. A local worker also dies when the process
 that started it dies (SIGKILL included), so no run is published by a sweep
-that has ended.
+that has ended. A full disk (``ENOSPC``) stops every executor the same way:
+the error is raised, nothing is recorded for the run it cut off.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+
+from satqm.sweep.files import is_disk_full
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -212,6 +215,8 @@ def execute_local(
                         broken = True
                         continue
                     except Exception as e:  # e.g. the worker could not start
+                        if is_disk_full(e):
+                            raise
                         outcome = store.record_failure(t, e, "local pool")
                     todo.pop(t.run_id, None)
                     report(t, outcome)
@@ -308,6 +313,8 @@ def execute_dask(
             try:
                 outcome = f.result()
             except Exception as e:  # KilledWorker after retries, lost data, …
+                if is_disk_full(e):
+                    raise
                 outcome = store.record_failure(t, e, "dask")
             report(t, outcome)
     except BaseException:

@@ -87,6 +87,11 @@ DAMAGED = "damaged run folder"
 FORMAT = 1
 
 
+class DiskFull(OSError):
+    """The disk holding a sweep folder is full (``errno`` ``ENOSPC``): the
+    sweep stopped, keeping the runs that finished."""
+
+
 def make_run_id(text: str, seed: int, version: str) -> str:
     """Name of a run's folder: ``sha256(text NUL seed NUL version)``, 16 hex digits."""
     h = hashlib.sha256()
@@ -310,6 +315,8 @@ def run_one(
         files.publish(tmp, final, PARAMS)
     except Exception as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if files.is_disk_full(e):
+            raise  # nothing more can be written: the sweep stops
         return record_failure(outp, rid, seed, params, e)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
