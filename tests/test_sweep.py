@@ -678,3 +678,173 @@ def test_cli_on_a_dask_scheduler(local_sweep, dask_client, tmp_path):
     env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
     r = satqm_cmd("sweep", str(f), "--out", str(out), "--scheduler", "tcp://127.0.0.1:9", env=env)
     assert r.returncode == 2 and "cannot connect" in r.stderr, r.stderr
+
+
+# ----- damaged run folders, a killed parent, a full disk -------------------------
+
+
+def _truncate(p: Path) -> None:
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 2])
+
+
+def test_a_damaged_run_folder_is_reported_and_redone(tmp_path):
+    out = tmp_path / "d"
+    res = sweep(tiny_dict(), GRID, seeds=[1], out=out, workers=0, progress=False)
+    assert res.ok
+    before = run_files(out)
+    params = json.loads((res.run_dir(0) / "params.json").read_text())
+    rec = params["files"]["timeseries.parquet"]
+    data = (res.run_dir(0) / "timeseries.parquet").read_bytes()
+    assert rec["bytes"] == len(data) and len(rec["sha256"]) == 64
+    stamps = {rid: (out / "runs" / rid / "run.json").stat().st_mtime_ns for rid in finished(out)}
+    _truncate(res.run_dir(0) / "timeseries.parquet")  # a truncated Parquet table
+    _truncate(res.run_dir(1) / "summary.json")  # a truncated summary
+    (res.run_dir(2) / "run.json").write_text("{")  # a damaged wall-clock record
+    damaged = {res.manifest["run_id"][i] for i in (0, 1, 2)}
+    mid = SweepResult.load(out)
+    assert mid.counts() == {"done": 1, "failed": 3, "missing": 0}
+    for i in (0, 1, 2):
+        assert "damaged" in mid.manifest["error"][i]
+        with pytest.raises(KeyError, match="failed"):
+            mid.results(i)
+    assert "timeseries.parquet" in mid.manifest["error"][0]
+    r = satqm_cmd("sweep", "status", str(out))
+    assert r.returncode == 1, r.stderr
+    assert "1 done, 3 failed, 0 missing" in r.stdout
+    assert "damaged: #0, #1, #2" in r.stdout and "summary.json" in r.stdout
+    # a resume redoes exactly the damaged runs, and they come out as they were
+    again = sweep(tiny_dict(), GRID, seeds=[1], out=out, workers=0, progress=False)
+    assert again.ok
+    assert_complete(out, 4)
+    assert run_files(out) == before
+    for rid, t in stamps.items():
+        changed = (out / "runs" / rid / "run.json").stat().st_mtime_ns != t
+        assert changed == (rid in damaged), rid
+    r = satqm_cmd("sweep", "status", str(out))
+    assert r.returncode == 0 and "4 done, 0 failed, 0 missing" in r.stdout
+
+
+def _sweep_processes(pid: int) -> list:
+    import psutil
+
+    return [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+
+
+def test_sigkill_of_the_parent_takes_its_workers_along(tmp_path):
+    import psutil
+
+    f = write_sweep_file(tmp_path, SLOW_SWEEP, slow_dict())
+    out = tmp_path / "out"
+    p = _start_cli_sweep(f, out, "--workers", "2", "--quiet")
+    try:
+        _wait_for_runs(out, 2, p)
+        procs = _sweep_processes(p.pid)
+        assert len(procs) >= 3, procs  # the driver and its two workers
+        os.kill(p.pid, signal.SIGKILL)  # the driver only, as the OOM killer would
+        p.communicate(timeout=30)
+        _, alive = psutil.wait_procs(procs, timeout=5)
+        alive = [q for q in alive if q.is_running() and q.status() != psutil.STATUS_ZOMBIE]
+        assert alive == [], f"processes of the killed sweep still run: {alive}"
+        n = len(finished(out))
+        time.sleep(1.5)
+        assert len(finished(out)) == n, "runs were published after the sweep was killed"
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+    assert n < 8, n
+    r = satqm_cmd("sweep", str(f), "--out", str(out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert "8 runs: 8 done, 0 failed, 0 missing" in r.stdout
+    assert_complete(out, 8)
+    ref = tmp_path / "ref"
+    r = satqm_cmd("sweep", str(f), "--out", str(ref), "--workers", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert run_files(out) == run_files(ref)
+    assert (out / "manifest.parquet").read_bytes() == (ref / "manifest.parquet").read_bytes()
+
+
+def test_a_resume_waits_for_the_workers_of_a_killed_sweep(tmp_path, monkeypatch):
+    """A worker that outlives its sweep holds the folder until it ends."""
+    out = tmp_path / "w"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from satqm.sweep import store; "
+         "store.hold_worker_lock(sys.argv[1]); print('held', flush=True); time.sleep(60)",
+         str(out)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(store, "WORKER_LOCK_WAIT_S", 0.5)
+        with pytest.raises(SweepBusy, match="worker processes"):
+            sweep(tiny_dict(), GRID, out=out, workers=0, progress=False)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert sweep(tiny_dict(), GRID, out=out, workers=0, progress=False).ok
+
+
+def _disk_fills_after(monkeypatch, k: int) -> None:
+    """Results.save writes part of a run, then raises ENOSPC, after ``k`` runs."""
+    import errno
+
+    from satqm.results import Results
+
+    real = Results.save
+    calls = {"n": 0}
+
+    def save(self, directory, *, plot=True):
+        calls["n"] += 1
+        if calls["n"] > k:
+            Path(directory, "summary.json").write_text('{"summ')
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, directory, plot=plot)
+
+    monkeypatch.setattr(Results, "save", save)
+
+
+def test_a_full_disk_keeps_the_finished_runs_and_says_so(tmp_path, monkeypatch, capsys):
+    from satqm import cli
+
+    f = write_sweep_file(tmp_path, 'seeds = [1, 2]\n[grid]\n"tcp.recovery" = ["reno", "sack"]\n')
+    out = tmp_path / "full"
+    _disk_fills_after(monkeypatch, 2)
+    code = cli.main(["sweep", str(f), "--out", str(out), "--workers", "0", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "internal error" not in err and "this is a bug" not in err
+    assert "no space left on" in err
+    assert "2 runs finished are kept; free space and run the same command again" in err
+    assert len(finished(out)) == 2
+    assert store.tmp_dirs(out) == [] and not list((out / "runs").glob(".*"))
+    m = pd.read_parquet(out / "manifest.parquet")
+    assert m["status"].tolist() == ["done", "done", "missing", "missing"]
+    assert not (out / "failed").exists() or not any((out / "failed").iterdir())
+    # space freed: the same command does the rest
+    monkeypatch.undo()
+    assert cli.main(["sweep", str(f), "--out", str(out), "--workers", "0", "--quiet"]) == 0
+    assert_complete(out, 4)
+
+
+def test_a_full_disk_without_room_for_the_manifest(tmp_path, monkeypatch):
+    import errno
+
+    from satqm.sweep import files
+
+    out = tmp_path / "full"
+    _disk_fills_after(monkeypatch, 1)
+
+    def no_room(path, df):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "write_parquet_atomic", no_room)
+    with pytest.raises(store.DiskFull, match="1 runs finished are kept") as e:
+        sweep(tiny_dict(), GRID, seeds=[1], out=out, workers=0, progress=False)
+    assert e.value.errno == errno.ENOSPC
+    assert len(finished(out)) == 1 and store.tmp_dirs(out) == []

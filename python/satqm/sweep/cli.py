@@ -160,6 +160,7 @@ def _load_result(d: Path) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from satqm._core import ConfigError
     from satqm.sweep import Sweep, SweepBusy
+    from satqm.sweep.store import DiskFull
 
     path = Path(args.target)
     if args.scheduler and args.scheduler_file:
@@ -187,7 +188,7 @@ def _run(args: argparse.Namespace) -> int:
         if out.is_dir():
             from satqm.sweep import store
 
-            done = sum(store.is_done(out.absolute(), p.run_id) for p in sw.points)
+            done = sum(store.run_status(out.absolute(), p.run_id) == "done" for p in sw.points)
             print(f"{out}: {done} done, {len(sw) - done} to run")
         return EXIT_OK
     if args.out is None:
@@ -239,6 +240,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     except SweepBusy as e:
         raise SweepCliError(str(e)) from None
+    except DiskFull as e:
+        raise SweepCliError(e.strerror or str(e), EXIT_FAILED) from None
     except KeyboardInterrupt:
         msg = "interrupted"
         try:
@@ -313,6 +316,12 @@ def _status(d: Path) -> int:
     if c["failed"]:
         print("failed:")
         _print_failures(res)
+        f = res.failures
+        damaged = f[f["error"].astype(str).str.startswith(store.DAMAGED)]
+        if len(damaged):
+            idx = ", ".join(f"#{int(i)}" for i in damaged["index"])
+            print(f"damaged: {idx} (their files changed after they were written; "
+                  "running the sweep again redoes them)")  # fmt: skip
     if c["missing"]:
         m = res.manifest[res.manifest["status"] == "missing"]
         idx = [f"#{int(i)}" for i in m["index"]]

@@ -9,7 +9,10 @@ but ``run.json``.
 
 On :class:`KeyboardInterrupt` an executor cancels what has not started,
 stops the local workers, and re-raises; finished runs stay, and running the
-sweep again does only the rest.
+sweep again does only the rest. A local worker also dies when the process
+that started it dies (SIGKILL included), so no run is published by a sweep
+that has ended. A full disk (``ENOSPC``) stops every executor the same way:
+the error is raised, nothing is recorded for the run it cut off.
 """
 
 from __future__ import annotations
@@ -17,9 +20,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
+import threading
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+
+from satqm.sweep.files import is_disk_full
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -63,6 +71,9 @@ class RunStore(Protocol):
         died, it could not be sent); ``done`` if it finished after all."""
         ...
 
+    # Optional: ``worker_start()``, called once in each local pool worker
+    # before its first run (:meth:`satqm.sweep.store.SweepStore.worker_start`).
+
 
 def default_workers() -> int:
     """The CPUs this process may use."""
@@ -84,10 +95,50 @@ def execute_serial(tasks: Sequence[Task], store: RunStore, *, report: Report) ->
 # ----- local process pool ----------------------------------------------------
 
 
-def _init_worker() -> None:
-    """Pool workers leave Ctrl-C to the parent, which stops them itself."""
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this process when ``parent`` (the process that started it) ends.
+
+    On Linux the kernel sends SIGKILL at the parent's death
+    (``prctl(PR_SET_PDEATHSIG)``); elsewhere, or if that fails, a thread
+    checks every half second whether this process has been handed to
+    another parent. Either way, a parent that died before this was set up
+    is caught by the check that follows.
+    """
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):  # pragma: no cover - no prctl here
+            armed = False
+    if os.getppid() != parent:
+        os._exit(1)
+    if armed:
+        return
+
+    def watch() -> None:  # pragma: no cover - not Linux
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="satqm-parent-watch", daemon=True).start()
+
+
+def _init_worker(parent: int, store: RunStore | None = None) -> None:
+    """Pool workers die with their parent and leave Ctrl-C to it (it stops
+    them itself); then the store marks its folder in use."""
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import satqm  # noqa: F401  (import the package once, up front)
+
+    start = getattr(store, "worker_start", None)
+    if start is not None:
+        start()
 
 
 def _stop_workers(ex: ProcessPoolExecutor) -> None:
@@ -139,7 +190,10 @@ def execute_local(
     blind_breaks = 0  # breaks with no run in flight: workers dying as they start
     while todo:
         ex = ProcessPoolExecutor(
-            max_workers=max(1, min(workers, len(todo))), mp_context=ctx, initializer=_init_worker
+            max_workers=max(1, min(workers, len(todo))),
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(os.getpid(), store),
         )
         broken = False
         try:
@@ -161,6 +215,8 @@ def execute_local(
                         broken = True
                         continue
                     except Exception as e:  # e.g. the worker could not start
+                        if is_disk_full(e):
+                            raise
                         outcome = store.record_failure(t, e, "local pool")
                     todo.pop(t.run_id, None)
                     report(t, outcome)
@@ -257,6 +313,8 @@ def execute_dask(
             try:
                 outcome = f.result()
             except Exception as e:  # KilledWorker after retries, lost data, …
+                if is_disk_full(e):
+                    raise
                 outcome = store.record_failure(t, e, "dask")
             report(t, outcome)
     except BaseException:

@@ -11,6 +11,7 @@ sweep folder, or of a paper reproduction.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -23,6 +24,15 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TMP_PREFIX = ".tmp-"
+
+#: ``errno`` values that mean no more can be written: the disk, or the
+#: user's quota, is full.
+DISK_FULL = frozenset(e for e in (errno.ENOSPC, getattr(errno, "EDQUOT", None)) if e)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL
 
 
 # ----- files -----------------------------------------------------------------

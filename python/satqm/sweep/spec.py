@@ -11,6 +11,7 @@ version). :meth:`Sweep.run` hands the runs not yet done to an executor
 from __future__ import annotations
 
 import copy
+import errno
 import hashlib
 import itertools
 import os
@@ -439,17 +440,19 @@ class Sweep:
 
         plan = self.plan()
         folder = store.SweepStore(outp, _VERSION, bool(plot), simulate)
+        disk_full: OSError | None = None
+        manifest = None
         with store.locked(outp):
-            store.remove_tmp_dirs(outp)
-            (outp / store.RUNS).mkdir(exist_ok=True)
-            store.write_plan(outp, plan)
-            todo = [
-                Task(p.index, p.run_id, p.text, p.seed, p.params)
-                for p in self._points
-                if not store.is_done(outp, p.run_id)
-            ]
-            bar = ProgressBar(len(self._points), len(todo), progress)
             try:
+                store.remove_tmp_dirs(outp)
+                (outp / store.RUNS).mkdir(exist_ok=True)
+                store.write_plan(outp, plan)
+                todo = [
+                    Task(p.index, p.run_id, p.text, p.seed, p.params)
+                    for p in self._points
+                    if not self._ready(outp, p.run_id)
+                ]
+                bar = ProgressBar(len(self._points), len(todo), progress)
                 with bar:
                     if todo and dask and client is None:
                         c = ex.connect(scheduler, scheduler_file)
@@ -466,13 +469,44 @@ class Sweep:
                 # attempts whose worker died (not after Ctrl-C on Dask, where
                 # cancelled runs may still be finishing on the cluster).
                 store.remove_tmp_dirs(outp)
+            except OSError as e:
+                if not files.is_disk_full(e):
+                    raise
+                disk_full = e
+                store.remove_tmp_dirs(outp)  # the run it cut off
             finally:
                 # Also after Ctrl-C: the manifest says what is done so far.
-                store.remove_stale_failures(outp)
-                manifest = store.build_manifest(outp, plan)
-                files.write_parquet_atomic(outp / store.MANIFEST, manifest)
-                files.write_parquet_atomic(outp / store.TIMINGS, store.build_timings(outp, plan))
+                try:
+                    store.remove_stale_failures(outp)
+                    manifest = store.build_manifest(outp, plan)
+                    files.write_parquet_atomic(outp / store.MANIFEST, manifest)
+                    timings = store.build_timings(outp, plan)
+                    files.write_parquet_atomic(outp / store.TIMINGS, timings)
+                except OSError as e:
+                    if not files.is_disk_full(e):
+                        raise
+                    disk_full = disk_full or e
+        if disk_full is not None:
+            if manifest is not None:
+                n = int((manifest["status"] == "done").sum())
+            else:
+                n = sum(store.is_done(outp, p.run_id) for p in self._points)
+            raise store.DiskFull(
+                errno.ENOSPC,
+                f"no space left on {outp}: {n} runs finished are kept; "
+                "free space and run the same command again",
+            ) from disk_full
+        assert manifest is not None
         return SweepResult(outp, plan, manifest)
+
+    @staticmethod
+    def _ready(out: Path, rid: str) -> bool:
+        """Whether run ``rid`` is done and intact in ``out``; a damaged run
+        folder is deleted here, to be redone."""
+        status = store.run_status(out, rid)
+        if status == "damaged":
+            store.remove_damaged(out, rid)
+        return status == "done"
 
 
 def sweep(

@@ -14,12 +14,20 @@ Layout of a sweep folder::
       failed/<run_id>.json  the error of a run that failed (removed once it
                             succeeds)
       .lock                 held (flock) while a sweep executes in DIR
+      .workers.lock         held (shared) by each local pool worker while it lives
 
 A run folder appears only complete: the run is written into
 ``runs/.tmp-<run_id>-<host>-<pid>-<random>/``, its files flushed to disk, and
 the folder renamed to ``runs/<run_id>`` in one step. A crash leaves at most a
-``.tmp-*`` folder, which the next execution deletes. So "done" is simply
-"``runs/<run_id>/params.json`` exists".
+``.tmp-*`` folder, which the next execution deletes. So a run is finished
+when ``runs/<run_id>/params.json`` exists.
+
+``params.json`` also records the size and SHA-256 of every other file of
+the run whose bytes are deterministic (:func:`file_record`). A folder damaged
+after it was published (a truncated copy, a disk error, an edit by hand) no
+longer matches its record: :func:`run_status` calls it ``"damaged"``, the
+manifest reports it as failed with the reason, and the next execution
+deletes and redoes it (:func:`check_run`).
 
 The run id is the first 16 hex digits of the SHA-256 of the canonical
 scenario text, the seed and the satqm version (:func:`make_run_id`).
@@ -61,12 +69,27 @@ PLAN = "sweep.json"
 MANIFEST = "manifest.parquet"
 TIMINGS = "timings.parquet"
 LOCK = ".lock"
+WORKER_LOCK = ".workers.lock"
+#: Seconds a new execution waits for the pool workers of a killed one to end.
+WORKER_LOCK_WAIT_S = 30.0
 PARAMS = "params.json"
 #: The file of a finished run in a :class:`NamedRuns` folder.
 NAMED_DONE = "summary.json"
 
+#: Files of a run left out of its record in ``params.json``: the record
+#: itself, and the two whose bytes differ from one execution to the next
+#: (``run.json`` is checked to be readable instead).
+UNRECORDED = (PARAMS, "run.json", "plot.png")
+#: How a damaged run's ``error`` in the manifest begins.
+DAMAGED = "damaged run folder"
+
 #: Bumped when the folder layout changes incompatibly.
 FORMAT = 1
+
+
+class DiskFull(OSError):
+    """The disk holding a sweep folder is full (``errno`` ``ENOSPC``): the
+    sweep stopped, keeping the runs that finished."""
 
 
 def make_run_id(text: str, seed: int, version: str) -> str:
@@ -92,7 +115,76 @@ def failed_file(out: Path, rid: str) -> Path:
 
 
 def is_done(out: Path, rid: str) -> bool:
+    """Whether run ``rid`` was published (see :func:`check_run` for whether
+    it is still intact)."""
     return (run_dir(out, rid) / PARAMS).is_file()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_record(folder: Path) -> dict[str, dict[str, Any]]:
+    """``{name: {"bytes": size, "sha256": hex}}`` for the files of a run
+    folder but :data:`UNRECORDED`, by name (the same for the same run)."""
+    rec = {}
+    for p in sorted(folder.iterdir(), key=lambda p: p.name):
+        if p.name not in UNRECORDED and p.is_file():
+            rec[p.name] = {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+    return rec
+
+
+def check_run(out: Path, rid: str) -> str | None:
+    """What is wrong with the published run ``rid`` (``None``: nothing).
+
+    Its files must match the record in its ``params.json``: each present,
+    of the recorded size and SHA-256. ``run.json`` must be readable JSON.
+    A folder from before records were kept has its ``summary.json`` read
+    instead.
+    """
+    d = run_dir(out, rid)
+    try:
+        doc = files.read_json(d / PARAMS)
+        recorded = doc.get("files") if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return f"{PARAMS}: not readable"
+    if not isinstance(recorded, dict):
+        recorded = None
+    for name, rec in (recorded or {}).items():
+        p = d / name
+        try:
+            size = p.stat().st_size
+        except OSError:
+            return f"{name}: missing"
+        if size != rec.get("bytes"):
+            return f"{name}: {size} bytes, {rec.get('bytes')} when written"
+        try:
+            if _sha256(p) != rec.get("sha256"):
+                return f"{name}: its contents changed since it was written"
+        except OSError as e:
+            return f"{name}: not readable ({e.strerror or e})"
+    for name in ("run.json",) if recorded is not None else ("summary.json", "run.json"):
+        p = d / name
+        if name == "run.json" and not p.exists():
+            continue
+        try:
+            files.read_json(p)
+        except (OSError, ValueError):
+            return f"{name}: not readable JSON"
+    return None
+
+
+def remove_damaged(out: Path, rid: str) -> None:
+    """Delete a damaged run folder (first renamed out of the way, so that it
+    is never seen half deleted)."""
+    d = run_dir(out, rid)
+    aside = d.with_name(f"{TMP_PREFIX}{rid}-damaged-0-{os.urandom(4).hex()}")
+    os.rename(d, aside)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def tmp_dirs(out: Path) -> list[Path]:
@@ -218,10 +310,13 @@ def run_one(
             "satqm_version": __version__,
             "params": _jsonable(params),
         }
+        doc["files"] = file_record(tmp)
         (tmp / PARAMS).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         files.publish(tmp, final, PARAMS)
     except Exception as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if files.is_disk_full(e):
+            raise  # nothing more can be written: the sweep stops
         return record_failure(outp, rid, seed, params, e)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -251,6 +346,11 @@ class SweepStore:
     version: str | None = None
     plot: bool = False
     simulate: Callable[[Scenario], Results] | None = None
+
+    def worker_start(self) -> None:
+        """In a local pool worker, before its first run: mark the folder as
+        in use while the worker lives (:func:`hold_worker_lock`)."""
+        hold_worker_lock(self.out)
 
     def run(self, task: Task) -> dict[str, Any]:
         return run_one(
@@ -340,8 +440,10 @@ def read_plan(out: Path) -> dict[str, Any]:
 
 
 def run_status(out: Path, rid: str) -> str:
+    """``"done"``, ``"damaged"`` (published, but its files no longer match
+    their record), ``"failed"`` or ``"missing"``."""
     if is_done(out, rid):
-        return "done"
+        return "done" if check_run(out, rid) is None else "damaged"
     if failed_file(out, rid).is_file():
         return "failed"
     return "missing"
@@ -384,8 +486,15 @@ def _iter_rows(out: Path, plan: Mapping[str, Any]) -> Iterator[tuple[dict, str, 
         if status == "done":
             try:
                 detail = files.read_json(run_dir(out, rid) / "summary.json")
-            except (OSError, ValueError) as e:  # a folder damaged by hand
-                status, detail = "failed", {"error_type": type(e).__name__, "error": str(e)}
+            except (OSError, ValueError) as e:  # damaged while we looked
+                status, detail = "damaged", f"summary.json: {e}"
+        if status == "damaged":
+            problem = detail or check_run(out, rid) or "changed"
+            status = "failed"
+            detail = {
+                "error_type": None,
+                "error": f"{DAMAGED}: {problem}; running the sweep again redoes it",
+            }
         elif status == "failed":
             try:
                 detail = files.read_json(failed_file(out, rid))
@@ -399,8 +508,10 @@ def build_manifest(out: Path, plan: Mapping[str, Any]) -> pd.DataFrame:
 
     Columns: ``index``, ``run_id``, ``status`` (``done``, ``failed``,
     ``missing``), one per axis (the axis key), ``seed``, ``error``, then the
-    summary metrics of the run (NaN unless done). No wall-clock values: for
-    the same finished runs the table is the same, bytes included.
+    summary metrics of the run (NaN unless done). A damaged run folder
+    (:func:`check_run`) is ``failed`` with an ``error`` that begins with
+    :data:`DAMAGED`. No wall-clock values: for the same finished runs the
+    table is the same, bytes included.
     """
     import numpy as np
     import pandas as pd
@@ -417,8 +528,12 @@ def build_manifest(out: Path, plan: Mapping[str, Any]) -> pd.DataFrame:
     cols["seed"] = np.asarray([r["seed"] for r, _, _ in rows], dtype=np.int64)
     errors = []
     for _, s, d in rows:
-        failed = s == "failed"
-        errors.append(f"{d.get('error_type', 'Error')}: {d.get('error', '')}" if failed else None)
+        if s != "failed":
+            errors.append(None)
+        elif d.get("error_type", "Error") is None:  # a damaged folder: the text says so
+            errors.append(d.get("error", ""))
+        else:
+            errors.append(f"{d.get('error_type', 'Error')}: {d.get('error', '')}")
     cols["error"] = errors
     metrics: list[str] = []
     for _, s, d in rows:
@@ -488,7 +603,14 @@ class SweepBusy(RuntimeError):
 
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``out/.lock`` (released if the process dies)."""
+    """Hold an exclusive lock on ``out/.lock`` (released if the process dies).
+
+    Then wait (up to :data:`WORKER_LOCK_WAIT_S`) until no local pool worker
+    of an earlier execution is alive: each holds a shared lock on
+    ``out/.workers.lock`` while it lives (:func:`hold_worker_lock`). Workers
+    die with the process that started them, but not in the same instant, and
+    one still running could publish a run while this execution redoes it.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no lock
@@ -502,6 +624,52 @@ def locked(out: Path) -> Iterator[None]:
             raise SweepBusy(f"{out}: another sweep is running in this folder") from None
         except OSError:  # pragma: no cover - a file system without locks
             pass
+        _wait_for_old_workers(out)
         yield
     finally:
         os.close(fd)
+
+
+def _wait_for_old_workers(out: Path) -> None:
+    import fcntl
+
+    fd = os.open(out / WORKER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + WORKER_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise SweepBusy(
+                        f"{out}: worker processes of an earlier sweep are still running "
+                        "in this folder; wait for them to end (or stop them) and run again"
+                    ) from None
+                time.sleep(0.05)
+            except OSError:  # pragma: no cover - a file system without locks
+                return
+    finally:
+        os.close(fd)  # releases it: this execution's workers take it shared
+
+
+_held_worker_locks: dict[str, int] = {}
+
+
+def hold_worker_lock(out: str | os.PathLike[str]) -> None:
+    """Hold a shared lock on ``out/.workers.lock`` until this process ends
+    (a local pool worker of a sweep in ``out``; see :func:`locked`)."""
+    key = os.path.abspath(out)
+    if key in _held_worker_locks:
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        return
+    fd = os.open(Path(key) / WORKER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:  # pragma: no cover - a file system without locks
+        os.close(fd)
+        return
+    _held_worker_locks[key] = fd
