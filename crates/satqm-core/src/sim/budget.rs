@@ -128,7 +128,10 @@ impl Simulation {
             return Ok(());
         }
         let p = est.largest();
-        let mut hint = format!("raise simulation.max_memory or shrink {}", p.key);
+        let mut hint = format!(
+            "raise simulation.max_memory (satqm run --max-memory) or shrink {}",
+            p.key
+        );
         if p.name == "drop and congestion logs" && scenario.log_drops {
             hint.push_str(" (or set simulation.log_drops = false)");
         }

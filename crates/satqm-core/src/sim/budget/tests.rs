@@ -87,7 +87,7 @@ fn huge_scenarios_are_refused_with_the_numbers() {
     let e = Simulation::check_memory(&s).unwrap_err().to_string();
     assert!(e.starts_with("simulation: needs about "), "{e}");
     assert!(
-        e.contains("the limit is 8.0 GB: raise simulation.max_memory"),
+        e.contains("the limit is 8.0 GB: raise simulation.max_memory (satqm run --max-memory)"),
         "{e}"
     );
     let web = BASE
