@@ -31,7 +31,12 @@ class _ScenarioInfo(TypedDict):
     sample_interval: float
     flows: int
 
-def validate(text: str, seed: int | None = None, duration: float | None = None) -> _ScenarioInfo:
+def validate(
+    text: str,
+    seed: int | None = None,
+    duration: float | None = None,
+    max_memory: str | float | None = None,
+) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
 
 def parse_quantity(
@@ -140,7 +145,11 @@ class Simulation:
     """One run of a scenario, advanced step by step or to the end."""
 
     def __new__(
-        cls, text: str, seed: int | None = None, duration: float | None = None
+        cls,
+        text: str,
+        seed: int | None = None,
+        duration: float | None = None,
+        max_memory: str | float | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float:

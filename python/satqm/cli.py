@@ -2,8 +2,8 @@
 
 ::
 
-    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--quiet] [--no-plot]
-    satqm check SCENARIO [--seed N] [--duration S]
+    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--max-memory SIZE] [--quiet] [--no-plot]
+    satqm check SCENARIO [--seed N] [--duration S] [--max-memory SIZE]
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
     satqm sweep table DIR --metric M [--by AXIS]
@@ -82,7 +82,13 @@ def _load(args: argparse.Namespace):  # -> satqm.Scenario
     except OSError as e:
         raise CliError(f"{path}: {e.strerror or e}") from None
     try:
-        return satqm.Scenario(text, seed=args.seed, duration=args.duration, path=path)
+        return satqm.Scenario(
+            text,
+            seed=args.seed,
+            duration=args.duration,
+            path=path,
+            max_memory=getattr(args, "max_memory", None),
+        )
     except satqm.ConfigError as e:
         raise CliError(_config_message(path, e, args)) from e
 
@@ -95,6 +101,9 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
         return f"--seed {args.seed}: {rule}"
     if key == "simulation.duration" and args.duration is not None:
         return f"--duration {args.duration:g}: {rule}"
+    max_memory = getattr(args, "max_memory", None)
+    if key == "simulation.max_memory" and max_memory is not None:
+        return f"--max-memory {max_memory}: {rule}"
     if not key:
         return f"{path}: {e}"
     return f"{path}: {key}: {rule}"
@@ -282,6 +291,12 @@ def _add_scenario_args(p: argparse.ArgumentParser) -> None:
         type=_seconds,
         metavar="S",
         help="simulated seconds (replaces simulation.duration)",
+    )
+    p.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help='most memory the run may need by its estimate, e.g. "16 GB" '
+        "(replaces simulation.max_memory)",
     )
 
 

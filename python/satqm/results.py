@@ -230,6 +230,8 @@ def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
             flags.append(f"--seed {ov['seed']}")
         if "duration" in ov:
             flags.append(f"--duration {ov['duration']!r}")
+        if "max_memory" in ov:
+            flags.append(f"--max-memory {str(ov['max_memory'])!r}")
         lines.append(
             "# (overriding the text below); to run it again: satqm run scenario.toml "
             f"{' '.join(flags)} --out DIR"

@@ -2,7 +2,8 @@
 
 A :class:`Scenario` is the TOML text of a scenario file, checked by the core
 on construction (so a bad file raises :class:`satqm.ConfigError` naming the
-key), plus the seed and duration overrides a command line or a sweep applies.
+key), plus the seed, duration and memory-limit overrides a command line or a
+sweep applies.
 Running it is :mod:`satqm.simulation`'s job::
 
     import satqm
@@ -100,12 +101,13 @@ class Scenario:
         seed: int | None = None,
         duration: float | None = None,
         path: str | os.PathLike[str] | None = None,
+        max_memory: str | float | None = None,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be str, not {type(text).__name__}")
         seed = _check_seed(seed)
         duration = _check_duration(duration)
-        info = validate(text, seed, duration)
+        info = validate(text, seed, duration, max_memory)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:  # the core accepted it; should not happen
@@ -118,6 +120,8 @@ class Scenario:
             self.overrides["seed"] = seed
         if duration is not None:
             self.overrides["duration"] = duration
+        if max_memory is not None:
+            self.overrides["max_memory"] = max_memory
         self._info = info
 
     @classmethod
@@ -159,7 +163,8 @@ class Scenario:
             return self
         s = seed if seed is not None else self.overrides.get("seed")
         d = duration if duration is not None else self.overrides.get("duration")
-        return Scenario(self.text, seed=s, duration=d, path=self.path)
+        m = self.overrides.get("max_memory")
+        return Scenario(self.text, seed=s, duration=d, path=self.path, max_memory=m)
 
     @property
     def name(self) -> str:

@@ -42,7 +42,10 @@ class Simulation:
     ) -> None:
         sc = as_scenario(scenario).with_overrides(seed=seed, duration=duration)
         self.scenario = sc
-        self._sim = CoreSimulation(sc.text, sc.overrides.get("seed"), sc.overrides.get("duration"))
+        ov = sc.overrides
+        self._sim = CoreSimulation(
+            sc.text, ov.get("seed"), ov.get("duration"), ov.get("max_memory")
+        )
         self._wall = 0.0
 
     @property

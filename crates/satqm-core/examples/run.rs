@@ -1,7 +1,20 @@
 //! Run a scenario file and print its summary: `cargo run --release --example run -- FILE`.
+//! With `ESTIMATE` set, print the up-front memory estimate, part by part.
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run FILE");
     let text = std::fs::read_to_string(&path).expect("read scenario");
+    if std::env::var("ESTIMATE").is_ok() {
+        if let Ok(s) = satqm_core::config::Scenario::from_toml(&text) {
+            let est = satqm_core::Simulation::estimate_memory(&s);
+            for p in &est.parts {
+                println!(
+                    "estimate {:26} {:14.0} bytes ({:.0} {} x {:.0})",
+                    p.name, p.bytes, p.how.count, p.how.what, p.how.each
+                );
+            }
+            println!("estimate {:26} {:14.0} bytes", "total", est.total());
+        }
+    }
     let mut sim = satqm_core::Simulation::from_toml(&text).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)

@@ -11,11 +11,13 @@ use pyo3::types::{PyDict, PyList};
 
 use satqm_core::aqm::replay::{replay, verdict_name, TraceEvent, TraceKind};
 use satqm_core::aqm::QueueView;
+use satqm_core::config::Overrides;
 use satqm_core::error::{ConfigError as CoreConfigError, Error};
 use satqm_core::fluid::{params_from_columns, Interpolation, MgtBatch, MgtSettings};
 use satqm_core::net::DropReason;
 use satqm_core::probe::Column;
 use satqm_core::sim::FlowSummary;
+use satqm_core::units::Quantity;
 use satqm_core::{Scenario, SimTime};
 
 create_exception!(
@@ -67,20 +69,45 @@ fn scenario(
     text: &str,
     seed: Option<u64>,
     duration: Option<f64>,
+    max_memory: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Scenario> {
-    Scenario::from_toml_with(text, seed, duration).map_err(|e| to_py(py, e))
+    let o = Overrides {
+        seed,
+        duration_s: duration,
+        max_memory: max_memory
+            .map(|v| quantity(py, v, "simulation.max_memory"))
+            .transpose()?,
+    };
+    Scenario::from_toml_overrides(text, &o).map_err(|e| to_py(py, e))
+}
+
+/// A quantity as Python gives it: a string with a unit, or a number.
+fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Quantity> {
+    if let Ok(s) = value.extract::<String>() {
+        return Ok(Quantity::Text(s));
+    }
+    if !value.is_instance_of::<pyo3::types::PyBool>() {
+        if let Ok(v) = value.extract::<f64>() {
+            return Ok(Quantity::Num(v));
+        }
+    }
+    Err(to_py(
+        py,
+        CoreConfigError::new(path, "must be a number or a string with a unit").into(),
+    ))
 }
 
 /// Validate a scenario; returns a few facts about it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None))]
+#[pyo3(signature = (text, seed=None, duration=None, max_memory=None))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     duration: Option<f64>,
+    max_memory: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = scenario(py, text, seed, duration)?;
+    let s = scenario(py, text, seed, duration, max_memory)?;
     // Building checks what needs the topology (link names of AQMs).
     satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
@@ -106,27 +133,13 @@ fn parse_quantity(
     dim: &str,
     path: &str,
 ) -> PyResult<f64> {
-    use satqm_core::units::{quantity_value, Dim, Quantity};
+    use satqm_core::units::{quantity_value, Dim};
     let dim = Dim::from_name(dim).ok_or_else(|| {
         PyValueError::new_err(format!(
             "dim: must be \"time\", \"rate\" or \"bytes\", got {dim:?}"
         ))
     })?;
-    let q = if let Ok(s) = value.extract::<String>() {
-        Quantity::Text(s)
-    } else if value.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(to_py(
-            py,
-            CoreConfigError::new(path, "must be a number or a string with a unit").into(),
-        ));
-    } else if let Ok(v) = value.extract::<f64>() {
-        Quantity::Num(v)
-    } else {
-        return Err(to_py(
-            py,
-            CoreConfigError::new(path, "must be a number or a string with a unit").into(),
-        ));
-    };
+    let q = quantity(py, value, path)?;
     quantity_value(&q, dim, path).map_err(|e| to_py(py, e.into()))
 }
 
@@ -162,9 +175,15 @@ const EVENT_CHUNK: u64 = 2_000_000;
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None))]
-    fn new(py: Python<'_>, text: &str, seed: Option<u64>, duration: Option<f64>) -> PyResult<Self> {
-        let s = scenario(py, text, seed, duration)?;
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None))]
+    fn new(
+        py: Python<'_>,
+        text: &str,
+        seed: Option<u64>,
+        duration: Option<f64>,
+        max_memory: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let s = scenario(py, text, seed, duration, max_memory)?;
         let sim = satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
     }

@@ -149,4 +149,6 @@ def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
         sim["duration"] = float(sc.overrides["duration"])
     if "seed" in sc.overrides:
         sim["seed"] = int(sc.overrides["seed"])
+    if "max_memory" in sc.overrides:
+        sim["max_memory"] = sc.overrides["max_memory"]
     return sc, data

@@ -34,9 +34,20 @@ use crate::units::Quantity;
 pub use aqm::{AqmConfig, AqmMode};
 pub use pep::PepConfig;
 pub use raw::RawScenario;
+pub use simulation::DEFAULT_MAX_MEMORY;
 pub use traffic::{StartSpec, Traffic, TrafficKind};
 
 use raw::RawTcp;
+
+/// Values that replace the file's, as a command line's `--seed`,
+/// `--duration` and `--max-memory` do.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub seed: Option<u64>,
+    pub duration_s: Option<f64>,
+    /// `simulation.max_memory`, as written ("16 GB" or a number of bytes).
+    pub max_memory: Option<Quantity>,
+}
 
 /// A validated scenario, ready to build.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +57,11 @@ pub struct Scenario {
     pub duration: SimTime,
     pub sample_interval: SimTime,
     pub warmup: SimTime,
+    /// The most memory the run may need by its up-front estimate (bytes).
+    pub max_memory: u64,
+    /// Keep the per-packet drop log; without it the summary still counts
+    /// drops and marks, and the `drops` table is empty.
+    pub log_drops: bool,
     pub trace_cwnd: Vec<u32>,
     pub topology: Topology,
     pub traffic: Vec<Traffic>,
@@ -66,14 +82,28 @@ impl Scenario {
         seed: Option<u64>,
         duration_s: Option<f64>,
     ) -> Result<Scenario, Error> {
+        let o = Overrides {
+            seed,
+            duration_s,
+            max_memory: None,
+        };
+        Scenario::from_toml_overrides(text, &o)
+    }
+
+    /// Parse TOML text, put the overrides in place of the file's values,
+    /// then validate.
+    pub fn from_toml_overrides(text: &str, o: &Overrides) -> Result<Scenario, Error> {
         let mut raw = RawScenario::from_toml(text)?;
-        if let Some(s) = seed {
+        if let Some(s) = o.seed {
             let s = i64::try_from(s)
                 .map_err(|_| ConfigError::new("simulation.seed", "must be below 2^63"))?;
             raw.simulation.seed = Some(s);
         }
-        if let Some(d) = duration_s {
+        if let Some(d) = o.duration_s {
             raw.simulation.duration = Quantity::Num(d);
+        }
+        if let Some(m) = &o.max_memory {
+            raw.simulation.max_memory = Some(m.clone());
         }
         Ok(Scenario::from_raw(&raw)?)
     }
@@ -98,6 +128,8 @@ impl Scenario {
             duration: run.duration,
             sample_interval: run.sample_interval,
             warmup: run.warmup,
+            max_memory: run.max_memory,
+            log_drops: run.log_drops,
             trace_cwnd,
             topology,
             traffic,

@@ -64,6 +64,10 @@ pub struct RawSimulation {
     pub warmup: Option<Quantity>,
     /// Flow ids whose congestion window the sampler records.
     pub trace_cwnd: Option<Vec<i64>>,
+    /// Most memory the run may need, by the up-front estimate (bytes).
+    pub max_memory: Option<Quantity>,
+    /// Keep the per-packet drop log (the `drops` table).
+    pub log_drops: Option<bool>,
 }
 
 /// `[topology]`: the keys of every kind; `config/topology.rs` refuses those

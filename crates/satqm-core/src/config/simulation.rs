@@ -4,12 +4,17 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
-use crate::units::{int_in, quantity_time};
+use crate::units::{int_in, quantity_bytes, quantity_time, Quantity};
 
 use super::raw::RawSimulation;
 
 /// Most samples a run may record per monitored link.
 const MAX_SAMPLES: u64 = 10_000_000;
+
+/// The default of `simulation.max_memory`: a fixed 8 GB rather than a
+/// share of the machine's memory, so that whether a scenario is accepted
+/// does not depend on the machine that reads it.
+pub const DEFAULT_MAX_MEMORY: u64 = 8_000_000_000;
 
 /// The run's settings, apart from the traced flows (which need the traffic
 /// to be known: see [`trace_cwnd`]).
@@ -18,6 +23,8 @@ pub(super) struct Run {
     pub duration: SimTime,
     pub sample_interval: SimTime,
     pub warmup: SimTime,
+    pub max_memory: u64,
+    pub log_drops: bool,
 }
 
 pub(super) fn run(sim: &RawSimulation) -> Result<Run, ConfigError> {
@@ -58,7 +65,18 @@ pub(super) fn run(sim: &RawSimulation) -> Result<Run, ConfigError> {
         duration,
         sample_interval,
         warmup,
+        max_memory: max_memory(sim.max_memory.as_ref())?,
+        log_drops: sim.log_drops.unwrap_or(true),
     })
+}
+
+/// `simulation.max_memory` (a byte quantity such as "16 GB"), or its
+/// default.
+pub(super) fn max_memory(q: Option<&Quantity>) -> Result<u64, ConfigError> {
+    match q {
+        Some(q) => quantity_bytes(q, "simulation.max_memory"),
+        None => Ok(DEFAULT_MAX_MEMORY),
+    }
 }
 
 /// The flows whose congestion window the sampler records: ids below

@@ -32,6 +32,9 @@ fn distinct(nodes: impl Iterator<Item = NodeId>) -> Vec<NodeId> {
 impl Simulation {
     /// Build the network and traffic of a validated scenario.
     pub fn new(scenario: &Scenario) -> Result<Simulation> {
+        // Before anything grows: a scenario too large is refused here, not
+        // by an allocation failure during the run.
+        Simulation::check_memory(scenario)?;
         let seed = scenario.seed;
         let built: Built = match &scenario.topology {
             Topology::Dumbbell(db) => topology::dumbbell::build(db, seed),
@@ -63,6 +66,7 @@ impl Simulation {
             dropped_packets: 0,
             timeseries: TimeSeries::default(),
             drops: DropLog::default(),
+            unlogged: (!scenario.log_drops).then(Default::default),
             cwnd: CwndTrace::default(),
             congestion: CongestionLog::default(),
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),

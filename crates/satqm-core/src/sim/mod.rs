@@ -10,15 +10,18 @@
 //! - `network.rs`: a packet's hops (forwarding, ports, transmitters, delay
 //!   lines), through `net/`;
 //! - `measure.rs`: the periodic sampler and the warm-up snapshot;
-//! - `report.rs`: the typed run and flow summaries.
+//! - `report.rs`: the typed run and flow summaries;
+//! - `budget.rs`: the up-front estimate of a run's memory.
 
 mod apps;
+mod budget;
 mod build;
 mod measure;
 mod network;
 mod report;
 mod transport;
 
+pub use budget::{Detail, Estimate, Part};
 pub use report::{FlowSummary, PacketCounts, RunSummary, SummaryValue};
 
 use crate::config::Scenario;
@@ -131,6 +134,9 @@ pub struct Simulation {
     dropped_packets: u64,
     pub timeseries: TimeSeries,
     pub drops: DropLog,
+    /// Without the drop log (`simulation.log_drops = false`), the summary's
+    /// drop and mark counts.
+    unlogged: Option<report::DropCounts>,
     pub cwnd: CwndTrace,
     /// Every window cut of every TCP sender.
     pub congestion: CongestionLog,

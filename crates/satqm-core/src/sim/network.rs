@@ -1,6 +1,7 @@
 //! A packet's hops: forwarding by the routing table, the port and
 //! transmitter of each link (`net/`), and arrival at the far end.
 
+use super::report::DropCounts;
 use super::{Endpoints, Flow, Simulation};
 use crate::engine::{Event, EventQueue};
 use crate::error::{Error, Result};
@@ -15,7 +16,11 @@ use crate::time::SimTime;
 struct Sink<'a> {
     now: SimTime,
     link: LinkId,
+    bottleneck: LinkId,
     drops: &'a mut DropLog,
+    /// Drops and marks counted without the log (`log_drops = false`).
+    unlogged: Option<&'a mut DropCounts>,
+    warmup: SimTime,
     dropped_packets: &'a mut u64,
     flows: &'a mut [Flow],
     queue: &'a mut EventQueue,
@@ -25,6 +30,12 @@ impl PortSink for Sink<'_> {
     fn log(&mut self, pkt: &Packet, index: u64, reason: DropReason) {
         if !reason.is_mark() {
             *self.dropped_packets += 1;
+        }
+        if let Some(c) = &mut self.unlogged {
+            if self.now >= self.warmup {
+                c.count(reason, self.link == self.bottleneck);
+            }
+            return;
         }
         let d = &mut *self.drops;
         d.time_ns.push(self.now.ns());
@@ -76,6 +87,9 @@ impl Simulation {
             links,
             aqms,
             drops,
+            unlogged,
+            warmup,
+            bottleneck,
             dropped_packets,
             flows,
             queue,
@@ -85,6 +99,9 @@ impl Simulation {
             now: *now,
             link: l,
             drops,
+            unlogged: unlogged.as_mut(),
+            warmup: *warmup,
+            bottleneck: *bottleneck,
             dropped_packets,
             flows,
             queue,

@@ -307,34 +307,46 @@ impl Simulation {
         }
     }
 
-    /// The drop log after the warm-up, counted.
+    /// The drop log after the warm-up, counted (or the counts kept in its
+    /// place when the log is off).
     fn drops_after_warmup(&self) -> DropCounts {
+        if let Some(c) = &self.unlogged {
+            return c.clone();
+        }
         let d = &self.drops;
         let warm = self.warmup.ns();
         let b = self.bottleneck.0;
         let mut c = DropCounts::default();
         for i in (0..d.time_ns.len()).filter(|&i| d.time_ns[i] >= warm) {
             let reason = DropReason::ALL[d.reason[i] as usize];
-            c.by_reason[reason as usize] += 1;
-            if reason.is_mark() {
-                c.marked += 1;
-            } else {
-                c.dropped += 1;
-                if d.link[i] == b {
-                    c.at_bottleneck += 1;
-                }
-            }
+            c.count(reason, d.link[i] == b);
         }
         c
     }
 }
 
-#[derive(Default)]
-struct DropCounts {
+/// Drops and marks after the warm-up, by reason.
+#[derive(Clone, Debug, Default)]
+pub(super) struct DropCounts {
     dropped: u64,
     marked: u64,
     at_bottleneck: u64,
     by_reason: [u64; DropReason::ALL.len()],
+}
+
+impl DropCounts {
+    /// One drop or mark for `reason`, at the bottleneck or not.
+    pub(super) fn count(&mut self, reason: DropReason, at_bottleneck: bool) {
+        self.by_reason[reason as usize] += 1;
+        if reason.is_mark() {
+            self.marked += 1;
+        } else {
+            self.dropped += 1;
+            if at_bottleneck {
+                self.at_bottleneck += 1;
+            }
+        }
+    }
 }
 
 /// Goodputs of the long-lived flows: bulk ones, or all but short flows
