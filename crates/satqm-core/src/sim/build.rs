@@ -2,6 +2,7 @@
 //! and links, the AQMs on their ports, the PEPs, and each traffic entry's
 //! applications and flows.
 
+use super::network::Losses;
 use super::{Endpoints, Flow, Simulation};
 use crate::aqm::AqmParams;
 use crate::config::{AqmMode, Scenario, StartSpec, Traffic, TrafficKind};
@@ -63,10 +64,9 @@ impl Simulation {
             out: Vec::with_capacity(64),
             next_uid: 0,
             delivered_packets: 0,
-            dropped_packets: 0,
+            losses: Losses::new(scenario.log_drops, scenario.warmup, bottleneck),
             timeseries: TimeSeries::default(),
             drops: DropLog::default(),
-            unlogged: (!scenario.log_drops).then(Default::default),
             cwnd: CwndTrace::default(),
             congestion: CongestionLog::default(),
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),

@@ -131,12 +131,11 @@ pub struct Simulation {
     out: Vec<Packet>,
     next_uid: u64,
     delivered_packets: u64,
-    dropped_packets: u64,
+    /// Drops counted for the conservation check (and, without the drop
+    /// log, the summary's counts).
+    losses: network::Losses,
     pub timeseries: TimeSeries,
     pub drops: DropLog,
-    /// Without the drop log (`simulation.log_drops = false`), the summary's
-    /// drop and mark counts.
-    unlogged: Option<report::DropCounts>,
     pub cwnd: CwndTrace,
     /// Every window cut of every TCP sender.
     pub congestion: CongestionLog,

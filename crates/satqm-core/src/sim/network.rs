@@ -16,24 +16,45 @@ use crate::time::SimTime;
 struct Sink<'a> {
     now: SimTime,
     link: LinkId,
-    bottleneck: LinkId,
     drops: &'a mut DropLog,
-    /// Drops and marks counted without the log (`log_drops = false`).
-    unlogged: Option<&'a mut DropCounts>,
-    warmup: SimTime,
-    dropped_packets: &'a mut u64,
+    losses: &'a mut Losses,
     flows: &'a mut [Flow],
     queue: &'a mut EventQueue,
 }
 
+/// What the simulation keeps of drops and marks besides the drop log: the
+/// total for the conservation check and, with `log_drops = false`, the
+/// summary's counts in place of the log. (One borrow for the port's sink,
+/// which is built for every packet.)
+#[derive(Debug)]
+pub(super) struct Losses {
+    pub(super) dropped_packets: u64,
+    /// Drops and marks after the warm-up, counted without the log.
+    pub(super) unlogged: Option<DropCounts>,
+    warmup: SimTime,
+    bottleneck: LinkId,
+}
+
+impl Losses {
+    pub(super) fn new(log_drops: bool, warmup: SimTime, bottleneck: LinkId) -> Losses {
+        Losses {
+            dropped_packets: 0,
+            unlogged: (!log_drops).then(Default::default),
+            warmup,
+            bottleneck,
+        }
+    }
+}
+
 impl PortSink for Sink<'_> {
     fn log(&mut self, pkt: &Packet, index: u64, reason: DropReason) {
+        let losses = &mut *self.losses;
         if !reason.is_mark() {
-            *self.dropped_packets += 1;
+            losses.dropped_packets += 1;
         }
-        if let Some(c) = &mut self.unlogged {
-            if self.now >= self.warmup {
-                c.count(reason, self.link == self.bottleneck);
+        if let Some(c) = &mut losses.unlogged {
+            if self.now >= losses.warmup {
+                c.count(reason, self.link == losses.bottleneck);
             }
             return;
         }
@@ -87,10 +108,7 @@ impl Simulation {
             links,
             aqms,
             drops,
-            unlogged,
-            warmup,
-            bottleneck,
-            dropped_packets,
+            losses,
             flows,
             queue,
             ..
@@ -99,10 +117,7 @@ impl Simulation {
             now: *now,
             link: l,
             drops,
-            unlogged: unlogged.as_mut(),
-            warmup: *warmup,
-            bottleneck: *bottleneck,
-            dropped_packets,
+            losses,
             flows,
             queue,
         };

@@ -154,7 +154,7 @@ impl Simulation {
         PacketCounts {
             created: self.next_uid,
             delivered: self.delivered_packets,
-            dropped: self.dropped_packets,
+            dropped: self.losses.dropped_packets,
             in_flight: self.links.iter().map(|l| l.in_flight() as u64).sum(),
         }
     }
@@ -310,7 +310,7 @@ impl Simulation {
     /// The drop log after the warm-up, counted (or the counts kept in its
     /// place when the log is off).
     fn drops_after_warmup(&self) -> DropCounts {
-        if let Some(c) = &self.unlogged {
+        if let Some(c) = &self.losses.unlogged {
             return c.clone();
         }
         let d = &self.drops;
