@@ -4,7 +4,7 @@ Scenarios are built from the schema the core states (tests/fuzz_schema.py)
 and judged by tests/fuzz_check.py in a worker process, so that a crash of
 the native core is seen and counted instead of ending the session.
 
-The normal run tries a few hundred cases. The long run (docs/reliability.md)::
+The normal run tries 1,500 cases. The long run (docs/reliability.md)::
 
     SATQM_FUZZ_EXAMPLES=10000 SATQM_FUZZ_REPORT=fuzz-report.json \\
         python -m pytest tests/test_fuzz.py -k fuzz_refused_or_runs
@@ -51,8 +51,8 @@ from satqm.results import DETERMINISTIC_FILES
 
 HERE = Path(__file__).resolve().parent
 
-#: Cases of the main fuzz test: a few hundred normally, more on request.
-EXAMPLES = int(os.environ.get("SATQM_FUZZ_EXAMPLES", "400"))
+#: Cases of the main fuzz test: 1,500 normally, more on request.
+EXAMPLES = int(os.environ.get("SATQM_FUZZ_EXAMPLES", "1500"))
 #: Where the long run writes its counts (and then it does not stop at the
 #: first finding).
 REPORT = os.environ.get("SATQM_FUZZ_REPORT")
@@ -189,7 +189,7 @@ def _run_valid(data: dict[str, Any]) -> satqm.Results:
 
 
 @settings(
-    max_examples=int(os.environ.get("SATQM_FUZZ_PROPERTY_EXAMPLES", "60")),
+    max_examples=int(os.environ.get("SATQM_FUZZ_PROPERTY_EXAMPLES", "200")),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     derandomize=True,
@@ -205,7 +205,7 @@ def test_valid_runs_keep_invariants(data: dict[str, Any]) -> None:
 
 
 @settings(
-    max_examples=int(os.environ.get("SATQM_FUZZ_DETERMINISM_EXAMPLES", "4")),
+    max_examples=int(os.environ.get("SATQM_FUZZ_DETERMINISM_EXAMPLES", "10")),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     derandomize=True,
