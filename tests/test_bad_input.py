@@ -1,15 +1,13 @@
 """Bad scenarios raise satqm.ConfigError naming the key, and nothing crashes.
 
-The table below is the contract for error paths; the fuzz test at the end
-checks that any change to a valid scenario either runs or raises ConfigError
-(a Rust panic would surface as pyo3_runtime.PanicException, a BaseException
-that no `except Exception` catches).
+The table below is the contract for error paths; the scenario fuzzer
+(tests/test_fuzz.py) checks that any scenario either runs or raises
+ConfigError.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import subprocess
 import sys
 import textwrap
@@ -18,9 +16,8 @@ from typing import Any
 
 import pytest
 import satqm
-from conftest import TINY, tiny_dict, to_toml, tomllib
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from conftest import TINY, tiny_dict, to_toml
+from fuzz_check import RUST_TYPES
 from satqm import _core
 
 Edit = Callable[[dict], Any]
@@ -408,270 +405,8 @@ def test_huge_pair_count_does_not_abort() -> None:
     assert r.stdout.strip().endswith("ok")
 
 
-# ----- fuzz --------------------------------------------------------------------
-
-#: A valid scenario that uses most keys, so that mutations reach them.
-FUZZ_BASE = """\
-name = "fuzz"
-description = "touches most of the schema"
-
-[simulation]
-duration = "1 s"
-seed = 3
-sample_interval = "50 ms"
-warmup = "0.1 s"
-trace_cwnd = [0, 2]
-
-[topology]
-kind = "dumbbell"
-pairs = 3
-
-[topology.access]
-rate = "100 Mbps"
-delay = { min = "5 ms", max = "20 ms" }
-buffer = 200
-loss = 0.0
-
-[topology.receiver_access]
-rate = "100 Mbps"
-delay = ["1 ms", "2 ms", "3 ms"]
-
-[topology.bottleneck]
-rate = "10 Mbps"
-delay = { uniform = ["20 ms", "30 ms"] }
-buffer = { packets = 30 }
-reverse_buffer = { bytes = "64 KiB" }
-loss = 0.001
-reverse_loss = 0.001
-
-[tcp]
-recovery = "sack"
-cc = "reno"
-mss = 1460
-initial_window = 3
-delayed_ack = true
-delayed_ack_timeout = "40 ms"
-window_scaling = true
-receive_buffer = "1 MiB"
-ecn = false
-min_rto = "200 ms"
-max_rto = "60 s"
-initial_rto = "1 s"
-handshake = true
-dupack_threshold = 3
-
-[[traffic]]
-kind = "bulk"
-pairs = [0, 1]
-start = { uniform = ["0 s", "0.2 s"] }
-stop = "0.9 s"
-size = "unlimited"
-tcp = { recovery = "newreno", rate_cap = "5 Mbps" }
-
-[[traffic]]
-kind = "cbr"
-pairs = 2
-start = "0.1 s"
-rate = "1 Mbps"
-packet_size = 500
-"""
-
-# Known core bug (reported): a pair count in the tens of thousands makes the
-# routing table quadratic in memory and time; keep the fuzz from going there.
-MAX_FUZZ_PAIRS = 500
-
-_numbers = st.one_of(
-    st.sampled_from([0, 1, -1, 2, 3, 64, 1000, 65535, 10**9, 2**63 - 1, -(2**63)]),
-    st.sampled_from([0.0, -0.0, 0.5, 1.0, 1e-9, 1e-3, 1e6, 1e300, -1e300, NAN, INF, -INF]),
-    st.integers(min_value=-(2**63), max_value=2**63 - 1),
-    st.floats(allow_nan=True, allow_infinity=True),
-)
-_texts = st.one_of(
-    st.sampled_from(
-        [
-            "",
-            "all",
-            "bulk",
-            "cbr",
-            "ftp",
-            "newreno",
-            "reno",
-            "sack",
-            "tahoe",
-            "dumbbell",
-            "unlimited",
-            "10 Mbps",
-            "1 Gbps",
-            "5 ms",
-            "0 s",
-            "1 s",
-            "2 min",
-            "64 KiB",
-            "1e400 ms",
-            "nan s",
-            "-5 ms",
-            "5 parsecs",
-            "1e6",
-            " 3 ",
-            "µs",
-            "0.5 us",
-        ]
-    ),
-    st.text(max_size=12),
-    st.builds(lambda n, u: f"{n} {u}", _numbers, st.sampled_from(["s", "ms", "bps", "Mbps", "B"])),
-)
-_scalars = st.one_of(_numbers, _texts, st.booleans())
-_values = st.one_of(
-    _scalars,
-    st.lists(_scalars, max_size=4),
-    st.dictionaries(
-        st.sampled_from(["uniform", "min", "max", "packets", "bytes"]), _scalars, max_size=2
-    ),
-    st.fixed_dictionaries({"uniform": st.lists(_scalars, min_size=2, max_size=2)}),
-)
-
-
-def _paths(d: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every key path in `d`, tables and lists included."""
-    out = []
-    if isinstance(d, dict):
-        for k, v in d.items():
-            out.append(prefix + (k,))
-            out.extend(_paths(v, prefix + (k,)))
-    elif isinstance(d, list):
-        for i, v in enumerate(d):
-            out.append(prefix + (i,))
-            out.extend(_paths(v, prefix + (i,)))
-    return out
-
-
-def _tables(d: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix] if isinstance(d, dict) else []
-    if isinstance(d, dict):
-        items = d.items()
-    elif isinstance(d, list):
-        items = enumerate(d)
-    else:
-        items = []
-    for k, v in items:
-        out.extend(_tables(v, prefix + (k,)))
-    return out
-
-
-def _get(d: Any, path: tuple) -> Any:
-    for k in path:
-        d = d[k]
-    return d
-
-
-_QUANTITY = re.compile(r"^\\s*[-+0-9.eE]+\\s*([A-Za-zµ/]*)\\s*$")
-
-
-_SCALES = [0, 0.001, 0.1, 0.5, 0.9, 1.1, 2, 10, 1000, 1e6]
-
-
-def _new_number(draw: st.DrawFn, v: float) -> float:
-    """Half the time any number, half the time `v` scaled (same type)."""
-    if draw(st.booleans()):
-        return draw(_numbers)
-    scaled = v * draw(st.sampled_from(_SCALES))
-    return round(scaled) if isinstance(v, int) and abs(scaled) < 2**63 else float(scaled)
-
-
-def _perturb(draw: st.DrawFn, v: Any) -> Any:
-    """A value of the same kind as `v`: another number, the same unit with
-    another number, the other boolean. These pass the type checks and probe
-    the ranges, so that more mutants get as far as running."""
-    if isinstance(v, bool):
-        return not v
-    if isinstance(v, (int, float)):
-        return _new_number(draw, v)
-    if isinstance(v, str):
-        m = _QUANTITY.match(v)
-        if m:
-            number = float(v[: m.start(1)] if m.group(1) else v)
-            return f"{_new_number(draw, number)} {m.group(1)}".strip()
-    if isinstance(v, list) and v:
-        i = draw(st.integers(min_value=0, max_value=len(v) - 1))
-        return v[:i] + [_perturb(draw, v[i])] + v[i + 1 :]
-    if isinstance(v, dict) and v:
-        k = draw(st.sampled_from(sorted(v)))
-        return {**v, k: _perturb(draw, v[k])}
-    return draw(_values)
-
-
-@st.composite
-def mutated_scenarios(draw: st.DrawFn) -> str:
-    d = tomllib.loads(FUZZ_BASE)
-    for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        op = draw(st.sampled_from(["perturb", "perturb", "perturb", "set", "delete", "add"]))
-        if op == "add":
-            table = draw(st.sampled_from(_tables(d)))
-            key = draw(st.sampled_from(["bogus", "rate", "delay", "kind", "seed", "pairs"]))
-            _get(d, table)[key] = draw(_values)
-            continue
-        paths = _paths(d)
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent = _get(d, path[:-1])
-        if op == "delete":
-            del parent[path[-1]]
-        elif op == "perturb":
-            parent[path[-1]] = _perturb(draw, parent[path[-1]])
-        else:
-            parent[path[-1]] = draw(_values)
-    topo = d.get("topology")
-    pairs = topo.get("pairs") if isinstance(topo, dict) else None
-    if isinstance(pairs, int) and not isinstance(pairs, bool) and pairs > MAX_FUZZ_PAIRS:
-        topo["pairs"] = MAX_FUZZ_PAIRS
-    return to_toml(d)
-
-
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,  # derandomized: nothing to remember, and no .hypothesis/ in the repo
-)
-@given(mutated_scenarios())
-def test_fuzz_run_or_config_error(text: str) -> None:
-    try:
-        sc = satqm.Scenario.from_toml(text)
-    except satqm.ConfigError as e:
-        _check_error(e)
-        return
-    try:
-        res = satqm.run(sc, duration=1.0)
-    except satqm.ConfigError as e:  # e.g. a start time after the 1 s end
-        _check_error(e)
-        return
-    p = res.packets
-    assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"]
-    assert res.timeseries["utilization"].between(0, 1 + 1e-9).all()
-    assert res.duration == pytest.approx(1.0)
-
-
-def _check_error(e: satqm.ConfigError) -> None:
-    assert isinstance(e.path, str) and isinstance(e.rule, str) and e.rule
-    if e.path:
-        assert str(e) == f"{e.path}: {e.rule}"
-    _check_no_rust_types(e)
-
-
-#: Words of the core's implementation that must not reach a user.
-_RUST_TYPES = re.compile(r"\b(struct|enum) Raw|\b[iu](8|16|32|64|size)\b|\bf(32|64)\b|a sequence")
-
-
 def _check_no_rust_types(e: satqm.ConfigError) -> None:
-    assert not _RUST_TYPES.search(str(e)), f"the message names a Rust type: {e}"
-
-
-def test_fuzz_base_is_valid() -> None:
-    res = satqm.run(satqm.Scenario.from_toml(FUZZ_BASE))
-    assert len(res.flows) == 3
-    assert set(res.flows["kind"]) == {"bulk", "cbr"}
+    assert not RUST_TYPES.search(str(e)), f"the message names a Rust type: {e}"
 
 
 def test_a_file_that_is_not_utf8_is_a_config_error(tmp_path):

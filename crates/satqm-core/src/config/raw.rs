@@ -280,8 +280,17 @@ impl RawScenario {
 
 /// A type error in the user's words: serde says "invalid type: string
 /// \"two\", expected i64" or "expected struct RawLink"; the user reads
-/// "must be an integer, got string \"two\"" or "must be a table".
+/// "must be an integer, got string \"two\"" or "must be a table". A list
+/// where a table goes is read by serde as the table's fields in order
+/// ("invalid length 2, expected struct RawLink with 7 elements").
 fn plain(msg: &str) -> String {
+    if let Some(rest) = msg.strip_prefix("invalid length ") {
+        if let Some((_, expected)) = rest.split_once(", expected ") {
+            if expected.starts_with("struct ") {
+                return "must be a table of keys, got a list".to_string();
+            }
+        }
+    }
     for head in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = msg.strip_prefix(head) {
             if let Some((got, expected)) = rest.rsplit_once(", expected ") {
@@ -330,6 +339,10 @@ mod tests {
         assert_eq!(
             plain("invalid type: map, expected a sequence"),
             "must be a list, got map"
+        );
+        assert_eq!(
+            plain("invalid length 2, expected struct RawLink with 7 elements"),
+            "must be a table of keys, got a list"
         );
         assert_eq!(
             plain("invalid value: integer `-1`, expected u32"),
