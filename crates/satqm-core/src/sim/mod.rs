@@ -192,24 +192,38 @@ impl Simulation {
     pub fn run_until_budget(&mut self, t: SimTime, max_events: u64) -> Result<bool> {
         let limit = t.min(self.end);
         let mut n = 0;
+        if self.warmup_pending {
+            // Up to the end of the warm-up first: its snapshot follows every
+            // event at that instant (and the loop below needs no check).
+            if !self.run_events(limit.min(self.warmup), max_events, &mut n)? {
+                return Ok(false);
+            }
+            if limit >= self.warmup {
+                self.end_warmup();
+            }
+        }
+        if !self.run_events(limit, max_events, &mut n)? {
+            return Ok(false);
+        }
+        self.now = self.now.max(limit);
+        Ok(true)
+    }
+
+    /// Process events up to and including `limit` while fewer than
+    /// `max_events` have been processed (`n` counts them); false if the
+    /// budget ran out first.
+    fn run_events(&mut self, limit: SimTime, max_events: u64, n: &mut u64) -> Result<bool> {
         while let Some(tn) = self.queue.peek_time() {
             if tn > limit {
                 break;
             }
-            if n == max_events {
+            if *n == max_events {
                 return Ok(false);
-            }
-            if self.warmup_pending && tn > self.warmup {
-                self.end_warmup();
             }
             let (time, ev) = self.queue.pop().expect("peeked");
             self.now = time;
             self.dispatch(ev)?;
-            n += 1;
-        }
-        self.now = self.now.max(limit);
-        if self.warmup_pending && self.now >= self.warmup {
-            self.end_warmup();
+            *n += 1;
         }
         Ok(true)
     }
