@@ -480,3 +480,33 @@ def test_old_scenario_names_forward_with_a_warning():
         assert satqm.scenario.Simulation is satqm.Simulation
     with pytest.raises(AttributeError):
         satqm.scenario.nothing  # noqa: B018
+
+
+def test_a_full_disk_leaves_no_partial_run_folder(tmp_path, monkeypatch):
+    import errno
+
+    import satqm.results as results_mod
+
+    res = satqm.run(satqm.Scenario.from_toml(TINY))
+    real = results_mod._write_parquet
+    calls = []
+
+    def full_after_two(path, df):
+        calls.append(path)
+        if len(calls) > 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, df)
+
+    monkeypatch.setattr(results_mod, "_write_parquet", full_after_two)
+    out = tmp_path / "run"
+    with pytest.raises(OSError) as e:
+        res.save(out, plot=False)
+    assert e.value.errno == errno.ENOSPC
+    assert not out.exists()
+    # Into a folder that was there: only what this save wrote goes.
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    calls.clear()
+    with pytest.raises(OSError):
+        res.save(out, plot=False)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]

@@ -23,6 +23,7 @@ the same scenario, seed and software versions.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -471,19 +472,41 @@ class Results:
         The folder is created if needed; files already in it are replaced,
         each one atomically (written under a temporary name, then renamed).
         With ``plot=False`` no ``plot.png`` is drawn (and a stale one from an
-        earlier run in the same folder is removed).
+        earlier run in the same folder is removed). If a write fails (a full
+        disk), the files this call wrote are removed again, and the folder if
+        this call made it, before the error is raised.
         """
         out = Path(directory)
+        created = not out.exists()
         out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        try:
+            self._write_folder(out, plot, written)
+        except BaseException:
+            # A full disk or a failed write: leave no partial run behind.
+            for f in written:
+                f.unlink(missing_ok=True)
+            if created:
+                with contextlib.suppress(OSError):
+                    out.rmdir()
+            raise
+        return out
+
+    def _write_folder(self, out: Path, plot: bool, written: list[Path]) -> None:
+        """The files of :meth:`save`, each recorded in ``written`` before it is
+        written."""
+
+        def text(name: str, content: str) -> None:
+            written.append(out / name)
+            _write_text(out / name, content)
+
         sc = self.scenario
-        _write_text(
-            out / "scenario.toml",
-            _scenario_header(sc, self.seed, sc.duration) + sc.text,
-        )
+        text("scenario.toml", _scenario_header(sc, self.seed, sc.duration) + sc.text)
         for name in _TABLES:
+            written.append(out / f"{name}.parquet")
             _write_parquet(out / f"{name}.parquet", getattr(self, name))
         doc = json.dumps(self._summary_document(), indent=2, allow_nan=False)
-        _write_text(out / "summary.json", doc + "\n")
+        text("summary.json", doc + "\n")
         run_doc = {
             "satqm_version": _VERSION,
             "wall_time_s": self.wall_time_s,
@@ -492,15 +515,15 @@ class Results:
             "python": platform.python_version(),
             "platform": platform.platform(),
         }
-        _write_text(out / "run.json", json.dumps(_json_value(run_doc), indent=2) + "\n")
+        text("run.json", json.dumps(_json_value(run_doc), indent=2) + "\n")
         if plot:
             from satqm.plots import save_figure
 
             fig = self.plot()
+            written.append(out / "plot.png")
             _atomic_write(out / "plot.png", lambda p: save_figure(fig, p))
         else:
             (out / "plot.png").unlink(missing_ok=True)
-        return out
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> Results:
