@@ -13,5 +13,5 @@ pub mod routing;
 
 pub use drop::DropReason;
 pub use link::{DelayModel, Link};
-pub use port::{apply_verdict, PlacedAqm, Port, PortSample, PortSink};
+pub use port::{PlacedAqm, Port, PortSample, PortSink};
 pub use routing::Routes;

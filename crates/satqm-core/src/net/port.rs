@@ -35,7 +35,7 @@ use crate::time::{Rate, SimTime};
 
 /// Carry out `verdict` on `pkt` by [`Outcome::of`], setting CE on a mark.
 #[inline]
-pub fn apply_verdict(verdict: Verdict, ecn: bool, pkt: &mut Packet) -> Outcome {
+fn apply_verdict(verdict: Verdict, ecn: bool, pkt: &mut Packet) -> Outcome {
     let outcome = Outcome::of(verdict, ecn, pkt.ecn_capable());
     if let Outcome::Marked(_) = outcome {
         pkt.flags |= flags::CE;
