@@ -286,6 +286,7 @@ def test_judge_names_every_outcome() -> None:
         (("simulation",), ["1 s"]),
         (("tcp",), ["newreno"]),
         (("traffic", 0, "tcp"), ["sack", "reno"]),
+        (("traffic",), [["bulk", "all"]]),
     ],
 )
 def test_a_list_where_a_table_goes_is_refused_in_words(path: tuple, value: list) -> None:
@@ -303,16 +304,10 @@ def test_a_list_where_a_table_goes_is_refused_in_words(path: tuple, value: list)
     assert e.value.rule == "must be a table of keys, got a list"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="serde reads a list as a table's fields in order: a link written as "
-    '["10 Mbps", "50 ms", 0.0, 0.0, false, 20, 20] is accepted, and a shorter '
-    "list is refused at the position of its first misfit (topology.access[2]: "
-    "must be a number); refusing lists for tables needs a check before serde",
-)
 def test_a_list_of_a_tables_fields_in_order_is_refused() -> None:
     d = tiny_dict()
     d["topology"]["bottleneck"] = ["10 Mbps", "50 ms", 0.0, 0.0, False, 20, 20]
     with pytest.raises(satqm.ConfigError) as e:
         satqm.Scenario.from_toml(to_toml(d))
     assert e.value.path == "topology.bottleneck"
+    assert e.value.rule == "must be a table of keys, got a list"

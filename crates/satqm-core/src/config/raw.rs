@@ -19,11 +19,17 @@ use crate::units::Quantity;
 pub struct RawScenario {
     pub name: Option<String>,
     pub description: Option<String>,
+    #[serde(deserialize_with = "table::one")]
     pub simulation: RawSimulation,
+    #[serde(deserialize_with = "table::one")]
     pub topology: RawTopology,
+    #[serde(default, deserialize_with = "table::opt")]
     pub tcp: Option<RawTcp>,
+    #[serde(deserialize_with = "table::list")]
     pub traffic: Vec<RawTraffic>,
+    #[serde(default, deserialize_with = "table::opt_list")]
     pub aqm: Option<Vec<RawAqm>>,
+    #[serde(default, deserialize_with = "table::opt_list")]
     pub pep: Option<Vec<RawPep>>,
 }
 
@@ -39,6 +45,7 @@ pub struct RawPep {
     pub buffer: Option<Quantity>,
     /// TCP options of the connections the PEP opens downstream (overrides
     /// of `[tcp]`).
+    #[serde(default, deserialize_with = "table::opt")]
     pub tcp: Option<RawTcp>,
 }
 
@@ -78,16 +85,24 @@ pub struct RawTopology {
     pub kind: String,
     // dumbbell
     pub pairs: Option<i64>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub access: Option<RawLink>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub receiver_access: Option<RawLink>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub bottleneck: Option<RawLink>,
     // ipos
     pub servers: Option<i64>,
     pub clients: Option<i64>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub server_links: Option<RawLink>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub client_links: Option<RawLink>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub receive: Option<RawLink>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub downlink: Option<RawLink>,
+    #[serde(default, deserialize_with = "table::opt")]
     pub uplink: Option<RawLink>,
 }
 
@@ -113,6 +128,7 @@ pub enum RawDelay {
 )]
 pub enum RawBuffer {
     Packets(i64),
+    #[serde(deserialize_with = "table::one")]
     Table(RawBufferTable),
 }
 
@@ -207,20 +223,24 @@ pub struct RawTraffic {
     /// cbr: datagram payload bytes.
     pub packet_size: Option<i64>,
     /// bulk, short: overrides of the scenario's `[tcp]` table.
+    #[serde(default, deserialize_with = "table::opt")]
     pub tcp: Option<RawTcp>,
     /// short: new flows per second (a Poisson process).
     pub arrival_rate: Option<f64>,
     /// web: connections kept open.
     pub connections: Option<i64>,
     /// web: start-up ramp, `step` new connections every `interval`.
+    #[serde(default, deserialize_with = "table::opt")]
     pub ramp: Option<RawRamp>,
     /// web: page size, uniform in [min, max].
+    #[serde(default, deserialize_with = "table::opt")]
     pub page_size: Option<RawRange>,
     /// web: user think time after each page.
     pub think_time: Option<Quantity>,
     /// web_mice: closed-loop users.
     pub sessions: Option<i64>,
     /// web_mice: Pareto file sizes.
+    #[serde(default, deserialize_with = "table::opt")]
     pub pareto: Option<RawPareto>,
     /// web_mice: mean of the exponential think time.
     pub think_mean: Option<Quantity>,
@@ -252,6 +272,72 @@ pub struct RawRange {
     pub max: Quantity,
 }
 
+/// Tables where the file says a table goes. serde's derived structs also
+/// accept a list as the table's fields in order, so `bottleneck =
+/// ["10 Mbps", "50 ms", 0.0]` would be read as a link; every struct-typed
+/// key deserializes through these instead, which accept a table only.
+mod table {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    /// `T` read from a table, refusing every other TOML value.
+    struct Table<T>(T);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Table<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Only<T>(PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> Visitor<'de> for Only<T> {
+                type Value = Table<T>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a table of keys")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Table<T>, A::Error> {
+                    T::deserialize(MapAccessDeserializer::new(map)).map(Table)
+                }
+            }
+            d.deserialize_map(Only(PhantomData))
+        }
+    }
+
+    pub fn one<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+        Table::deserialize(d).map(|t| t.0)
+    }
+
+    pub fn opt<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        one(d).map(Some)
+    }
+
+    /// A list of tables (`[[traffic]]`), each element a table.
+    pub fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+        struct Tables<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Tables<T> {
+            type Value = Vec<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of tables")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(Table(t)) = seq.next_element::<Table<T>>()? {
+                    out.push(t);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(Tables(PhantomData))
+    }
+
+    pub fn opt_list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<T>>, D::Error> {
+        list(d).map(Some)
+    }
+}
+
 impl RawScenario {
     /// Read TOML text into the file's shape; errors name the key path.
     pub fn from_toml(text: &str) -> Result<RawScenario, Error> {
@@ -280,9 +366,10 @@ impl RawScenario {
 
 /// A type error in the user's words: serde says "invalid type: string
 /// \"two\", expected i64" or "expected struct RawLink"; the user reads
-/// "must be an integer, got string \"two\"" or "must be a table". A list
-/// where a table goes is read by serde as the table's fields in order
-/// ("invalid length 2, expected struct RawLink with 7 elements").
+/// "must be an integer, got string \"two\"" or "must be a table". (A list
+/// where a table goes never reaches a struct, see [`table`]; an untagged
+/// enum's table variant may still report "invalid length 2, expected
+/// struct …".)
 fn plain(msg: &str) -> String {
     if let Some(rest) = msg.strip_prefix("invalid length ") {
         if let Some((_, expected)) = rest.split_once(", expected ") {
@@ -294,6 +381,11 @@ fn plain(msg: &str) -> String {
     for head in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = msg.strip_prefix(head) {
             if let Some((got, expected)) = rest.rsplit_once(", expected ") {
+                let got = match got {
+                    "sequence" => "a list",
+                    "map" => "a table",
+                    g => g,
+                };
                 return format!("must be {}, got {got}", expected_in_words(expected));
             }
         }
@@ -338,7 +430,11 @@ mod tests {
         );
         assert_eq!(
             plain("invalid type: map, expected a sequence"),
-            "must be a list, got map"
+            "must be a list, got a table"
+        );
+        assert_eq!(
+            plain("invalid type: sequence, expected a table of keys"),
+            "must be a table of keys, got a list"
         );
         assert_eq!(
             plain("invalid length 2, expected struct RawLink with 7 elements"),
