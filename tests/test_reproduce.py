@@ -73,7 +73,7 @@ def test_batches_run_through_the_sweep_executors_and_keep_only_run_files(tmp_pat
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["tiny-a-s1", "tiny-b-s2"]
     for name in ("tiny-a-s1", "tiny-b-s2"):
         names = {p.name for p in (tmp_path / "runs" / name).iterdir()}
-        assert names == {*DETERMINISTIC_FILES, "run.json", "plot.png"}
+        assert names == {*DETERMINISTIC_FILES, "run.json", "plot.png", ".files.json"}
     # In this process, the same bytes; finished runs are not redone.
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*/summary.json")}
     folders = run_all(runs[::2] + [Run("tiny-c-s2", TINY, 2)], tmp_path / "runs", workers=1)
@@ -82,3 +82,43 @@ def test_batches_run_through_the_sweep_executors_and_keep_only_run_files(tmp_pat
     for f in DETERMINISTIC_FILES:
         b = (folders["tiny-b-s2"] / f).read_bytes()
         assert (folders["tiny-c-s2"] / f).read_bytes() == b, f
+
+
+def test_a_damaged_named_run_is_redone_and_an_intact_one_kept(tmp_path):
+    from conftest import TINY
+    from satqm.experiments._runner import Run, run_all
+    from satqm.sweep.store import NamedRuns
+
+    runs = [Run("a", TINY, 1), Run("b", TINY, 2)]
+    folders = run_all(runs, tmp_path, workers=1)
+    store = NamedRuns(tmp_path)
+    assert store.check("a") is None and store.check("b") is None
+    good = {p.name: p.read_bytes() for p in folders["a"].glob("*.parquet")}
+    # A truncated table (a copy cut short, a disk error).
+    table = next(folders["a"].glob("*.parquet"))
+    table.write_bytes(table.read_bytes()[:100])
+    assert "bytes" in store.check("a")
+    # The same contents with one byte changed.
+    summary = folders["b"] / "summary.json"
+    text = summary.read_bytes()
+    summary.write_bytes(text.replace(b"0", b"1", 1))
+    assert "changed" in store.check("b")
+    kept = (folders["b"] / "timeseries.parquet").stat().st_mtime_ns
+    run_all(runs, tmp_path, workers=1)
+    assert store.check("a") is None and store.check("b") is None
+    assert {p.name: p.read_bytes() for p in folders["a"].glob("*.parquet")} == good
+    assert (folders["b"] / "timeseries.parquet").stat().st_mtime_ns != kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+def test_a_named_run_from_before_records_is_kept_while_it_reads(tmp_path):
+    from conftest import TINY
+    from satqm.experiments._runner import Run, run_all
+    from satqm.sweep.store import NAMED_RECORD, NamedRuns
+
+    folders = run_all([Run("a", TINY, 1)], tmp_path, workers=1)
+    (folders["a"] / NAMED_RECORD).unlink()
+    store = NamedRuns(tmp_path)
+    assert store.ready("a")
+    (folders["a"] / "summary.json").write_text("{ not json")
+    assert not store.ready("a") and not folders["a"].exists()

@@ -36,9 +36,11 @@ SEED = 7
 #: Seconds simulated after the scenario's warm-up.
 MEASURED = 20.0
 REPRODUCTIONS = ("avq2001", "avqred", "models", "pvq2003")
-#: Outputs that record the machine, the clock or a picture, not a result.
+#: Outputs that record the machine, the clock or a picture, not a result
+#: (a run's `.files.json` holds SHA-256 of its Parquet bytes, which name
+#: the pyarrow version that wrote them).
 SKIP_SUFFIXES = (".png",)
-SKIP_NAMES = ("run.json",)
+SKIP_NAMES = ("run.json", ".files.json")
 #: CSV columns that are wall-clock times.
 WALL_COLUMNS = ("wall_s", "wall_time_s")
 

@@ -4,8 +4,10 @@ The runs go through the sweep's executors (:mod:`satqm.sweep.executors`):
 in this process, or in a local process pool whose dead workers are replaced
 and their runs retried. Each run is kept by :class:`satqm.sweep.store.NamedRuns`
 in ``runs/<name>/`` (the files of :meth:`satqm.Results.save`), written under
-a temporary name and renamed when complete, so a finished run is never redone
-when the folder exists and an interrupted batch can be restarted.
+a temporary name and renamed when complete, with a record of its files' sizes
+and SHA-256, so a finished run is never redone when its folder is intact, a
+damaged one (a truncated copy, an edit by hand) is redone, and an interrupted
+batch can be restarted.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def run_all(
     folders = {r.name: store.folder(r.name) for r in runs}
     store.remove_unfinished()  # left by a batch that was killed
     todo = [
-        Task(i, r.name, r.text, r.seed, {}) for i, r in enumerate(runs) if not store.is_done(r.name)
+        Task(i, r.name, r.text, r.seed, {}) for i, r in enumerate(runs) if not store.ready(r.name)
     ]
     done = len(runs) - len(todo)
     failed: list[str] = []

@@ -75,11 +75,14 @@ WORKER_LOCK_WAIT_S = 30.0
 PARAMS = "params.json"
 #: The file of a finished run in a :class:`NamedRuns` folder.
 NAMED_DONE = "summary.json"
+#: The record of a :class:`NamedRuns` run's files (sizes and SHA-256), a
+#: hidden file beside what :meth:`satqm.Results.save` wrote.
+NAMED_RECORD = ".files.json"
 
 #: Files of a run left out of its record in ``params.json``: the record
 #: itself, and the two whose bytes differ from one execution to the next
 #: (``run.json`` is checked to be readable instead).
-UNRECORDED = (PARAMS, "run.json", "plot.png")
+UNRECORDED = (PARAMS, NAMED_RECORD, "run.json", "plot.png")
 #: How a damaged run's ``error`` in the manifest begins.
 DAMAGED = "damaged run folder"
 
@@ -138,24 +141,14 @@ def file_record(folder: Path) -> dict[str, dict[str, Any]]:
     return rec
 
 
-def check_run(out: Path, rid: str) -> str | None:
-    """What is wrong with the published run ``rid`` (``None``: nothing).
-
-    Its files must match the record in its ``params.json``: each present,
-    of the recorded size and SHA-256. ``run.json`` must be readable JSON.
-    A folder from before records were kept has its ``summary.json`` read
-    instead.
-    """
-    d = run_dir(out, rid)
-    try:
-        doc = files.read_json(d / PARAMS)
-        recorded = doc.get("files") if isinstance(doc, dict) else None
-    except (OSError, ValueError):
-        return f"{PARAMS}: not readable"
-    if not isinstance(recorded, dict):
-        recorded = None
+def check_files(folder: Path, recorded: Mapping[str, Any] | None) -> str | None:
+    """What is wrong with the run folder ``folder`` against ``recorded``,
+    the :func:`file_record` written when it was published (``None``:
+    nothing). Each recorded file must be present, of the recorded size and
+    SHA-256; ``run.json`` must be readable JSON. Without a record (a folder
+    from before records were kept) its ``summary.json`` is read instead."""
     for name, rec in (recorded or {}).items():
-        p = d / name
+        p = folder / name
         try:
             size = p.stat().st_size
         except OSError:
@@ -168,7 +161,7 @@ def check_run(out: Path, rid: str) -> str | None:
         except OSError as e:
             return f"{name}: not readable ({e.strerror or e})"
     for name in ("run.json",) if recorded is not None else ("summary.json", "run.json"):
-        p = d / name
+        p = folder / name
         if name == "run.json" and not p.exists():
             continue
         try:
@@ -178,11 +171,35 @@ def check_run(out: Path, rid: str) -> str | None:
     return None
 
 
-def remove_damaged(out: Path, rid: str) -> None:
-    """Delete a damaged run folder (first renamed out of the way, so that it
-    is never seen half deleted)."""
+def _recorded(path: Path) -> dict[str, Any] | None:
+    """The ``files`` record in the JSON file ``path``; ``None`` if it has
+    none. Raises ``OSError``/``ValueError`` if ``path`` is not readable."""
+    doc = files.read_json(path)
+    recorded = doc.get("files") if isinstance(doc, dict) else None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def check_run(out: Path, rid: str) -> str | None:
+    """What is wrong with the published sweep run ``rid`` (``None``:
+    nothing): its files against the record in its ``params.json``
+    (:func:`check_files`)."""
     d = run_dir(out, rid)
-    aside = d.with_name(f"{TMP_PREFIX}{rid}-damaged-0-{os.urandom(4).hex()}")
+    try:
+        recorded = _recorded(d / PARAMS)
+    except (OSError, ValueError):
+        return f"{PARAMS}: not readable"
+    return check_files(d, recorded)
+
+
+def remove_damaged(out: Path, rid: str) -> None:
+    """Delete a damaged sweep run folder (:func:`remove_folder`)."""
+    remove_folder(run_dir(out, rid))
+
+
+def remove_folder(d: Path) -> None:
+    """Delete a damaged run folder, first renamed out of the way so that it
+    is never seen half deleted."""
+    aside = d.with_name(f"{TMP_PREFIX}{d.name}-damaged-0-{os.urandom(4).hex()}")
     os.rename(d, aside)
     shutil.rmtree(aside, ignore_errors=True)
 
@@ -377,13 +394,16 @@ class SweepStore:
 @dataclass(frozen=True)
 class NamedRuns:
     """Run folders named by the caller, ``ROOT/<name>/``, holding what
-    :meth:`satqm.Results.save` writes and nothing else: the ``runs/`` of a
-    paper reproduction (:class:`~satqm.sweep.executors.RunStore`).
+    :meth:`satqm.Results.save` writes and the record of those files
+    (``.files.json``): the ``runs/`` of a paper reproduction
+    (:class:`~satqm.sweep.executors.RunStore`).
 
     A task's ``run_id`` is its folder name. A run is done when its
     ``summary.json`` exists; it is written under a ``.tmp-*`` name and
     renamed when complete, like a sweep's runs. A run that fails leaves no
     file: its error is only reported (the caller decides what to do).
+    :meth:`ready` also checks a done run's files against its record and
+    deletes a damaged run, to be redone.
     """
 
     root: Path
@@ -400,9 +420,12 @@ class NamedRuns:
         t0 = time.perf_counter()
         try:
             simulate_into(tmp, task.text, task.seed, plot=self.plot)
+            files.write_json_atomic(tmp / NAMED_RECORD, {"files": file_record(tmp)})
             files.publish(tmp, final, NAMED_DONE)
         except Exception as e:
             shutil.rmtree(tmp, ignore_errors=True)
+            if files.is_disk_full(e):
+                raise  # nothing more can be written: the batch stops
             return self.record_failure(task, e, socket.gethostname())
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -411,6 +434,27 @@ class NamedRuns:
 
     def is_done(self, rid: str) -> bool:
         return (self.folder(rid) / NAMED_DONE).is_file()
+
+    def check(self, rid: str) -> str | None:
+        """What is wrong with the done run ``rid`` (``None``: nothing), by
+        its record (:func:`check_files`)."""
+        d = self.folder(rid)
+        record = d / NAMED_RECORD
+        try:
+            recorded = _recorded(record) if record.exists() else None
+        except (OSError, ValueError):
+            return f"{NAMED_RECORD}: not readable"
+        return check_files(d, recorded)
+
+    def ready(self, rid: str) -> bool:
+        """Whether run ``rid`` is done and intact; a damaged run folder is
+        deleted here, to be redone."""
+        if not self.is_done(rid):
+            return False
+        if self.check(rid) is None:
+            return True
+        remove_folder(self.folder(rid))
+        return False
 
     def remove_unfinished(self) -> list[str]:
         return files.remove_tmp_dirs(self.root)
