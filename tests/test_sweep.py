@@ -767,6 +767,56 @@ def test_sigkill_of_the_parent_takes_its_workers_along(tmp_path):
     assert (out / "manifest.parquet").read_bytes() == (ref / "manifest.parquet").read_bytes()
 
 
+def _live(procs: list) -> list:
+    import psutil
+
+    _, alive = psutil.wait_procs(procs, timeout=10)
+    return [q for q in alive if q.is_running() and q.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_ten_sigkills_at_random_moments_then_resume_byte_identical(tmp_path):
+    """The sweep is killed ten times at moments drawn from a seeded generator
+    (from interpreter start-up to the manifest's writing; the whole process
+    group as in a crash, or the driver only as the OOM killer would), each
+    time resumed by the same command; no process outlives a kill, and the
+    finished sweep is byte-identical to one never interrupted."""
+    import random
+
+    import psutil
+
+    f = write_sweep_file(tmp_path, SLOW_SWEEP, slow_dict())
+    out = tmp_path / "out"
+    rng = random.Random(1124)
+    for k in range(10):
+        p = _start_cli_sweep(f, out, "--workers", "2", "--quiet")
+        try:
+            time.sleep(rng.uniform(0.0, 2.5))
+            try:
+                procs = _sweep_processes(p.pid)
+            except psutil.NoSuchProcess:
+                procs = []
+            if k % 2:
+                os.kill(p.pid, signal.SIGKILL)
+            else:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.communicate(timeout=30)
+            assert _live(procs) == [], f"kill {k}: processes of the killed sweep still run"
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+        assert _group_gone(p.pid), f"kill {k}: the sweep's process group outlived it"
+    r = satqm_cmd("sweep", str(f), "--out", str(out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert "8 runs: 8 done, 0 failed, 0 missing" in r.stdout
+    assert_complete(out, 8)
+    ref = tmp_path / "ref"
+    r = satqm_cmd("sweep", str(f), "--out", str(ref), "--workers", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert run_files(out) == run_files(ref)
+    assert (out / "manifest.parquet").read_bytes() == (ref / "manifest.parquet").read_bytes()
+
+
 def test_a_resume_waits_for_the_workers_of_a_killed_sweep(tmp_path, monkeypatch):
     """A worker that outlives its sweep holds the folder until it ends."""
     out = tmp_path / "w"
