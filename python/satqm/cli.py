@@ -88,6 +88,7 @@ def _load(args: argparse.Namespace):  # -> satqm.Scenario
             duration=args.duration,
             path=path,
             max_memory=getattr(args, "max_memory", None),
+            capture=getattr(args, "capture", None),
         )
     except satqm.ConfigError as e:
         raise CliError(_config_message(path, e, args)) from e
@@ -104,6 +105,10 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     max_memory = getattr(args, "max_memory", None)
     if key == "simulation.max_memory" and max_memory is not None:
         return f"--max-memory {max_memory}: {rule}"
+    capture = getattr(args, "capture", None)
+    if key.startswith("simulation.capture[") and capture:
+        i = int(key[len("simulation.capture[") : -1])
+        return f"--capture {capture[i]}: {rule}"
     if not key:
         return f"{path}: {e}"
     return f"{path}: {key}: {rule}"
@@ -338,6 +343,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--quiet", "-q", action="store_true", help="no progress bar and no summary; errors only"
     )
     p.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+    p.add_argument(
+        "--capture",
+        action="append",
+        metavar="LINK",
+        help="write a packet capture (pcapng) of LINK and its reverse direction to "
+        "DIR/capture/; repeat for more links (replaces simulation.capture)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
