@@ -176,6 +176,13 @@ def _codes(name: str, values: Any, categories: list[str]) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=categories)
 
 
+def _fmt(v: float) -> str:
+    """A summary figure for a table cell."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return f"{int(v)}"
+    return f"{v:.6g}"
+
+
 def _frame(table: str, cols: Mapping[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
@@ -462,6 +469,48 @@ class Results:
         from satqm.plots import plot_link
 
         return plot_link(self, link)
+
+    def plot_seq(self, flow: int, start: float | None = None, end: float | None = None) -> Figure:
+        """The time-sequence graph of connection ``flow`` (which
+        ``simulation.trace_seq`` must name): segments sent and resent, the
+        ACK and receive-window lines, SACKed ranges and drops, and below it
+        the congestion window if ``simulation.trace_cwnd`` names the flow
+        too; ``start`` and ``end`` (seconds) zoom on part of the run. See
+        :func:`satqm.plots.plot_seq`."""
+        from satqm.plots import plot_seq
+
+        return plot_seq(self, flow, start, end)
+
+    def plot_cwnd(self) -> Figure:
+        """Congestion window and slow-start threshold over time of the
+        flows ``simulation.trace_cwnd`` names."""
+        from satqm.plots import plot_cwnd
+
+        return plot_cwnd(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary table and the bottleneck's plot."""
+        import base64
+        import html
+        import io
+
+        s = self._summary
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{_fmt(v)}</td></tr>"
+            for k, v in s.items()
+        )
+        head = html.escape(repr(self))
+        img = ""
+        if len(self.timeseries):
+            buf = io.BytesIO()
+            self.plot().savefig(buf, format="png", dpi=80, metadata={"Software": None})
+            data = base64.b64encode(buf.getvalue()).decode("ascii")
+            alt = f"plot of {html.escape(self.bottleneck)}"
+            img = f"<img src='data:image/png;base64,{data}' alt='{alt}'/>"
+        return (
+            f"<div><p><code>{head}</code></p><div style='display:flex;gap:1em;"
+            f"align-items:flex-start'><table>{rows}</table>{img}</div></div>"
+        )
 
     @property
     def measured(self) -> bool:
