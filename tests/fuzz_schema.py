@@ -45,6 +45,11 @@ seed = 3
 sample_interval = "50 ms"
 warmup = "0.1 s"
 trace_cwnd = [0, 2]
+trace_seq = [1]
+capture = ["bottleneck"]
+capture_from = "0.2 s"
+capture_until = "0.5 s"
+capture_snaplen = 128
 
 [topology]
 kind = "dumbbell"

@@ -21,6 +21,7 @@ STUB_CLASSES = {
     "cwnd": "_CwndColumns",
     "congestion": "_CongestionColumns",
     "flows": "_FlowColumns",
+    "seq": "_SeqColumns",
 }
 
 

@@ -36,6 +36,7 @@ def validate(
     seed: int | None = None,
     duration: float | None = None,
     max_memory: str | float | None = None,
+    capture: list[str] | None = None,
 ) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
 
@@ -122,6 +123,13 @@ class _FlowColumns(TypedDict):
     cwnd_bytes: npt.NDArray[np.float64]
     kind: list[str]
 
+class _SeqColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    flow: npt.NDArray[np.uint32]
+    event: npt.NDArray[np.uint8]
+    seq: npt.NDArray[np.uint64]
+    end: npt.NDArray[np.uint64]
+
 class _PacketCounts(TypedDict):
     created: int
     delivered: int
@@ -137,8 +145,12 @@ class _RawResults(TypedDict):
     cwnd: _CwndColumns
     congestion: _CongestionColumns
     flows: _FlowColumns
+    seq: _SeqColumns
+    seq_events: list[str]
     summary: dict[str, float]
     packets: _PacketCounts
+    # Each captured link direction: its name, packets written, pcapng bytes.
+    captures: list[tuple[str, int, bytes]]
 
 @final
 class Simulation:
@@ -150,6 +162,7 @@ class Simulation:
         seed: int | None = None,
         duration: float | None = None,
         max_memory: str | float | None = None,
+        capture: list[str] | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float:

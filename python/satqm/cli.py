@@ -88,6 +88,7 @@ def _load(args: argparse.Namespace):  # -> satqm.Scenario
             duration=args.duration,
             path=path,
             max_memory=getattr(args, "max_memory", None),
+            capture=getattr(args, "capture", None),
         )
     except satqm.ConfigError as e:
         raise CliError(_config_message(path, e, args)) from e
@@ -104,6 +105,10 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     max_memory = getattr(args, "max_memory", None)
     if key == "simulation.max_memory" and max_memory is not None:
         return f"--max-memory {max_memory}: {rule}"
+    capture = getattr(args, "capture", None)
+    if key.startswith("simulation.capture[") and capture:
+        i = int(key[len("simulation.capture[") : -1])
+        return f"--capture {capture[i]}: {rule}"
     if not key:
         return f"{path}: {e}"
     return f"{path}: {key}: {rule}"
@@ -171,6 +176,43 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError(f"--out {out}: cannot write results: {e.strerror or e}", EXIT_FAILED) from e
     if not args.quiet:
         _print_summary(res, out)
+    return EXIT_OK
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    import satqm
+    from satqm.plots import save_figure
+
+    run = Path(args.run_dir)
+    if not (run / "summary.json").is_file():
+        raise CliError(f"{run}: not a results folder (no summary.json); see `satqm run --out`")
+    res = satqm.Results.load(run)
+    if args.what == "seq":
+        if args.flow is None:
+            raise CliError("plot seq: give the connection with --flow N")
+        try:
+            fig = res.plot_seq(args.flow, args.start, args.end)
+        except ValueError as e:
+            raise CliError(f"--flow {args.flow}: {e}") from None
+        default = run / f"seq-flow{args.flow}.png"
+    elif args.what == "cwnd":
+        try:
+            fig = res.plot_cwnd()
+        except ValueError as e:
+            raise CliError(f"{run}: {e}") from None
+        default = run / "cwnd.png"
+    else:
+        try:
+            fig = res.plot(args.link)
+        except KeyError as e:
+            raise CliError(f"--link {args.link}: {e.args[0]}") from None
+        default = run / "plot.png"
+    out = Path(args.out) if args.out else default
+    try:
+        save_figure(fig, out)
+    except OSError as e:
+        raise CliError(f"{out}: cannot write: {e.strerror or e}", EXIT_FAILED) from None
+    print(out)
     return EXIT_OK
 
 
@@ -338,7 +380,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--quiet", "-q", action="store_true", help="no progress bar and no summary; errors only"
     )
     p.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+    p.add_argument(
+        "--capture",
+        action="append",
+        metavar="LINK",
+        help="write a packet capture (pcapng) of LINK and its reverse direction to "
+        "DIR/capture/; repeat for more links (replaces simulation.capture)",
+    )
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "plot",
+        parents=[common],
+        help="draw a figure of a results folder: seq, cwnd or link",
+        description="Draw a figure of a results folder written by `satqm run`: "
+        "seq, the time-sequence graph of one connection (needs simulation.trace_seq); "
+        "cwnd, the congestion windows of the flows in simulation.trace_cwnd; "
+        "link, a link's utilization and queue.",
+    )
+    p.add_argument("what", choices=["seq", "cwnd", "link"], help="which figure")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="results folder")
+    p.add_argument("--flow", type=int, metavar="N", help="the connection (for seq)")
+    p.add_argument("--link", metavar="NAME", help="the link (for link; default: the bottleneck)")
+    p.add_argument("--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds")
+    p.add_argument("--until", dest="end", type=_seconds, metavar="S", help="zoom: until S seconds")
+    p.add_argument(
+        "--out", metavar="FILE", help="PNG file (default: in RUN_DIR, e.g. seq-flow0.png)"
+    )
+    p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser(
         "check",

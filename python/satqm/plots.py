@@ -8,14 +8,14 @@ a notebook.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from satqm.results import Results
 
-__all__ = ["plot_link", "save_figure"]
+__all__ = ["plot_cwnd", "plot_link", "plot_seq", "save_figure", "seq_graph_data"]
 
 
 def plot_link(results: Results, link: str | None = None) -> Figure:
@@ -72,6 +72,181 @@ def plot_link(results: Results, link: str | None = None) -> Figure:
             f", mean queue {measured['queue_packets'].mean():.1f} packets"
         )
     fig.suptitle(title, fontsize="medium")
+    return fig
+
+
+def _segments(t: Any, lo: Any, hi: Any) -> Any:
+    import numpy as np
+
+    return np.stack([np.column_stack([t, lo]), np.column_stack([t, hi])], axis=1)
+
+
+def seq_graph_data(
+    results: Results, flow: int, start: float | None = None, end: float | None = None
+) -> dict[str, Any]:
+    """What :func:`plot_seq` draws for ``flow``, from ``results.seq``: for
+    each of ``sent``, ``retransmitted``, ``sacked`` and ``dropped`` a
+    DataFrame of ``time_s``, ``seq`` and ``end`` (bytes), and ``acked``
+    with ``time_s``, ``ack`` and ``window`` (the advertised window's right
+    edge); only rows from ``start`` to ``end`` seconds if given. Raises
+    :class:`ValueError` if the flow was not traced."""
+    seq = results.seq
+    mine = seq[seq["flow"] == flow]
+    if mine.empty:
+        traced = sorted(set(seq["flow"].tolist()))
+        raise ValueError(
+            f"flow {flow} has no sequence records: name it in simulation.trace_seq "
+            f"(traced flows: {', '.join(map(str, traced)) or 'none'})"
+        )
+    if start is not None:
+        mine = mine[mine["time_s"] >= start]
+    if end is not None:
+        mine = mine[mine["time_s"] <= end]
+    out: dict[str, Any] = {}
+    for ev in ("sent", "retransmitted", "sacked", "dropped"):
+        out[ev] = mine.loc[mine["event"] == ev, ["time_s", "seq", "end"]].reset_index(drop=True)
+    acks = mine.loc[mine["event"] == "acked", ["time_s", "seq", "end"]]
+    out["acked"] = acks.rename(columns={"seq": "ack", "end": "window"}).reset_index(drop=True)
+    return out
+
+
+def plot_seq(
+    results: Results, flow: int, start: float | None = None, end: float | None = None
+) -> Figure:
+    """The time-sequence graph of one TCP connection, as tcptrace draws it:
+    each segment sent (a short vertical bar from its first to its last
+    byte), retransmissions in red, the cumulative ACK and the advertised
+    window's right edge as step lines, SACKed ranges, and the segments the
+    network dropped (crosses). Below, the flow's congestion window and
+    slow-start threshold if ``simulation.trace_cwnd`` names it, with its
+    window cuts. ``start`` and ``end`` (seconds) zoom on part of the run."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+
+    d = seq_graph_data(results, flow, start, end)
+    cw = results.cwnd[results.cwnd["flow"] == flow]
+    fig = Figure(figsize=(9, 6.5 if len(cw) else 5), constrained_layout=True)
+    FigureCanvasAgg(fig)
+    if len(cw):
+        ax, ax_w = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1.2])
+    else:
+        ax, ax_w = fig.subplots(1, 1), None
+    mb = 1e-6
+    styles = {
+        "sent": ("C0", 1.0, "sent"),
+        "sacked": ("C4", 2.5, "SACKed"),
+        "retransmitted": ("C3", 1.6, "retransmitted"),
+    }
+    for ev, (color, lw, label) in styles.items():
+        df = d[ev]
+        segs = _segments(df["time_s"], df["seq"] * mb, df["end"] * mb)
+        ax.add_collection(LineCollection(segs, colors=color, linewidths=lw, label=label))
+    acks = d["acked"]
+    ax.step(acks["time_s"], acks["ack"] * mb, where="post", color="C2", lw=0.9, label="ACK")
+    ax.step(
+        acks["time_s"],
+        acks["window"] * mb,
+        where="post",
+        color="C8",
+        lw=0.9,
+        label="receive window",
+    )
+    dr = d["dropped"]
+    ax.scatter(
+        dr["time_s"],
+        dr["seq"] * mb,
+        marker="x",
+        color="k",
+        s=28,
+        zorder=5,
+        label="dropped in the network",
+    )
+    rx = d["retransmitted"]
+    ax.scatter(
+        rx["time_s"],
+        rx["seq"] * mb,
+        marker="o",
+        facecolors="none",
+        edgecolors="C3",
+        s=30,
+        zorder=4,
+        label="_retransmission marker",
+    )
+    ax.autoscale_view()
+    data = [d[k] for k in ("sent", "retransmitted") if len(d[k])]
+    if data:
+        lo = min(df["seq"].min() for df in data) * mb
+        hi = max(df["end"].max() for df in data) * mb
+        pad = 0.03 * max(hi - lo, 1e-6)
+        ax.set_ylim(max(lo - pad, 0), hi + pad)
+    if start is not None or end is not None:
+        t0 = start if start is not None else 0.0
+        ax.set_xlim(t0, end if end is not None else results.duration)
+    ax.set_ylabel("sequence (MB)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    title = f"{results.scenario.name}: flow {flow} (seed {results.seed})"
+    n_rtx, n_drop = len(d["retransmitted"]), len(dr)
+    ax.set_title(f"{title}, {n_rtx} retransmissions, {n_drop} drops", fontsize="medium")
+    if ax_w is None:
+        ax.set_xlabel("time (s)")
+        return fig
+    _draw_cwnd(ax_w, results, flow)
+    return fig
+
+
+def _draw_cwnd(ax: Any, results: Results, flow: int) -> None:
+    import numpy as np
+
+    cw = results.cwnd[results.cwnd["flow"] == flow]
+    kb = 1e-3
+    ax.plot(cw["time_s"], cw["cwnd_bytes"] * kb, color="C0", lw=0.9, label="cwnd")
+    ss = cw["ssthresh_bytes"].to_numpy()
+    ax.plot(
+        cw["time_s"],
+        np.where(np.isfinite(ss), ss, np.nan) * kb,
+        color="C1",
+        lw=0.9,
+        ls="--",
+        label="ssthresh",
+    )
+    cuts = results.congestion[results.congestion["flow"] == flow]
+    if len(cuts):
+        ax.scatter(
+            cuts["time_s"],
+            cuts["cwnd_after"] * kb,
+            marker="v",
+            color="C3",
+            s=16,
+            zorder=5,
+            label="window cut",
+        )
+    ax.set_ylabel("window (kB)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+
+
+def plot_cwnd(results: Results) -> Figure:
+    """Congestion window and slow-start threshold over time of every flow
+    ``simulation.trace_cwnd`` names, one panel each."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    flows = sorted(set(results.cwnd["flow"].tolist()))
+    if not flows:
+        raise ValueError("no congestion window was traced: name flows in simulation.trace_cwnd")
+    fig = Figure(figsize=(8, 1.2 + 1.8 * len(flows)), constrained_layout=True)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(flows), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, f in zip(axes, flows):
+        _draw_cwnd(ax, results, f)
+        ax.set_title(f"flow {f}", fontsize="small", loc="left")
+    fig.suptitle(
+        f"{results.scenario.name}: congestion windows (seed {results.seed})", fontsize="medium"
+    )
     return fig
 
 

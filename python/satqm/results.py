@@ -62,6 +62,9 @@ _TABLES = ("timeseries", "drops", "flows", "cwnd", "congestion")
 #: Why a sender cut its window, by code (the core's `CutKind`).
 CUT_KINDS = ["fast_retransmit", "timeout", "ecn"]
 
+#: What a row of the ``seq`` table records, by code (the core's `SeqEvent`).
+SEQ_EVENTS = ["sent", "retransmitted", "acked", "sacked", "dropped"]
+
 # Column order and dtype of each table (categoricals are set separately).
 _INT = "int64"
 _F = "float64"
@@ -132,6 +135,13 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "ssthresh_bytes": _F,
         "delivered_bytes": _INT,
     },
+    "seq": {
+        "time_s": _F,
+        "flow": _INT,
+        "event": "category",
+        "seq": _INT,
+        "end": _INT,
+    },
     "congestion": {
         "time_s": _F,
         "flow": _INT,
@@ -164,6 +174,13 @@ def _codes(name: str, values: Any, categories: list[str]) -> pd.Categorical:
     if codes.size and (codes.min() < 0 or codes.max() >= len(categories)):
         raise SimulationError(f"results: {name} code out of range")
     return pd.Categorical.from_codes(codes, categories=categories)
+
+
+def _fmt(v: float) -> str:
+    """A summary figure for a table cell."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return f"{int(v)}"
+    return f"{v:.6g}"
 
 
 def _frame(table: str, cols: Mapping[str, Any]) -> pd.DataFrame:
@@ -233,6 +250,7 @@ def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
             flags.append(f"--duration {ov['duration']!r}")
         if "max_memory" in ov:
             flags.append(f"--max-memory {str(ov['max_memory'])!r}")
+        flags.extend(f"--capture {name}" for name in ov.get("capture", ()))
         lines.append(
             "# (overriding the text below); to run it again: satqm run scenario.toml "
             f"{' '.join(flags)} --out DIR"
@@ -294,6 +312,19 @@ class Results:
         Wall-clock seconds the run took (None if not recorded).
     links, drop_reasons : list of str
         Link names (by link id) and drop-reason names (by code).
+    seq : pandas.DataFrame
+        Per-packet records of the connections ``simulation.trace_seq``
+        names (empty otherwise), for time-sequence graphs
+        (:meth:`plot_seq`): ``time_s``, ``flow``, ``event`` (``sent``,
+        ``retransmitted``: bytes ``seq`` to ``end`` left the sender;
+        ``acked``: an ACK reached it, ``seq`` its cumulative ACK and ``end``
+        the right edge of the window it advertises; ``sacked``: one SACK
+        block of that ACK; ``dropped``: the network lost bytes ``seq`` to
+        ``end``). Byte offsets count from the connection's first byte.
+    captures : dict of str to bytes
+        The packet captures the run wrote (``simulation.capture``): each
+        captured link direction's name and its pcapng file's bytes.
+        :meth:`save` writes them as ``capture/NAME.pcapng``.
     """
 
     def __init__(
@@ -311,8 +342,18 @@ class Results:
         drop_reasons: list[str],
         wall_time_s: float | None = None,
         bottleneck: str | None = None,
+        captures: Mapping[str, bytes] | None = None,
+        seq: pd.DataFrame | None = None,
     ) -> None:
         self.scenario = scenario
+        if seq is None:
+            import pandas as pd
+
+            cols: dict[str, Any] = {k: [] for k in _SCHEMAS["seq"]}
+            cols["event"] = pd.Categorical([], categories=SEQ_EVENTS)
+            seq = _frame("seq", cols)
+        self.seq = seq
+        self.captures: dict[str, bytes] = dict(captures or {})
         self.timeseries = timeseries
         self.drops = drops
         self.flows = flows
@@ -357,6 +398,10 @@ class Results:
         cg["time_s"] = _seconds(cg["time_ns"])
         cg["kind"] = _codes("kind", cg["kind"], CUT_KINDS)
 
+        sq = dict(raw["seq"])
+        sq["time_s"] = _seconds(sq["time_ns"])
+        sq["event"] = _codes("event", sq["event"], [str(e) for e in raw["seq_events"]])
+
         import pandas as pd
 
         fl = dict(raw["flows"])
@@ -376,6 +421,8 @@ class Results:
             drop_reasons=reasons,
             wall_time_s=wall,
             bottleneck=str(raw["bottleneck"]),
+            captures={str(name): bytes(data) for name, _n, data in raw.get("captures", [])},
+            seq=_frame("seq", sq),
         )
 
     # ----- looking -----------------------------------------------------------
@@ -423,6 +470,48 @@ class Results:
 
         return plot_link(self, link)
 
+    def plot_seq(self, flow: int, start: float | None = None, end: float | None = None) -> Figure:
+        """The time-sequence graph of connection ``flow`` (which
+        ``simulation.trace_seq`` must name): segments sent and resent, the
+        ACK and receive-window lines, SACKed ranges and drops, and below it
+        the congestion window if ``simulation.trace_cwnd`` names the flow
+        too; ``start`` and ``end`` (seconds) zoom on part of the run. See
+        :func:`satqm.plots.plot_seq`."""
+        from satqm.plots import plot_seq
+
+        return plot_seq(self, flow, start, end)
+
+    def plot_cwnd(self) -> Figure:
+        """Congestion window and slow-start threshold over time of the
+        flows ``simulation.trace_cwnd`` names."""
+        from satqm.plots import plot_cwnd
+
+        return plot_cwnd(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary table and the bottleneck's plot."""
+        import base64
+        import html
+        import io
+
+        s = self._summary
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{_fmt(v)}</td></tr>"
+            for k, v in s.items()
+        )
+        head = html.escape(repr(self))
+        img = ""
+        if len(self.timeseries):
+            buf = io.BytesIO()
+            self.plot().savefig(buf, format="png", dpi=80, metadata={"Software": None})
+            data = base64.b64encode(buf.getvalue()).decode("ascii")
+            alt = f"plot of {html.escape(self.bottleneck)}"
+            img = f"<img src='data:image/png;base64,{data}' alt='{alt}'/>"
+        return (
+            f"<div><p><code>{head}</code></p><div style='display:flex;gap:1em;"
+            f"align-items:flex-start'><table>{rows}</table>{img}</div></div>"
+        )
+
     @property
     def measured(self) -> bool:
         """Whether the measurement window has begun (the run went past its
@@ -451,6 +540,8 @@ class Results:
             ov["seed"] = sc.overrides["seed"]
         if "duration" in sc.overrides:
             ov["duration_s"] = sc.overrides["duration"]
+        if "capture" in sc.overrides:
+            ov["capture"] = list(sc.overrides["capture"])
         return _json_value(
             {
                 "satqm_version": _VERSION,
@@ -516,6 +607,17 @@ class Results:
             "platform": platform.platform(),
         }
         text("run.json", json.dumps(_json_value(run_doc), indent=2) + "\n")
+        if len(self.seq):
+            written.append(out / "seq.parquet")
+            _write_parquet(out / "seq.parquet", self.seq)
+        else:
+            (out / "seq.parquet").unlink(missing_ok=True)
+        if self.captures:
+            (out / "capture").mkdir(exist_ok=True)
+        for name, data in self.captures.items():
+            path = out / "capture" / f"{name}.pcapng"
+            written.append(path)
+            _atomic_write(path, lambda p, data=data: p.write_bytes(data))
         if plot:
             from satqm.plots import save_figure
 
@@ -541,6 +643,7 @@ class Results:
             seed=ov.get("seed"),
             duration=ov.get("duration_s"),
             path=d / "scenario.toml",
+            capture=ov.get("capture"),
         )
         links = list(doc["links"])
         reasons = list(doc["drop_reasons"])
@@ -562,6 +665,13 @@ class Results:
         frames["drops"]["reason"] = pd.Categorical(
             frames["drops"]["reason"].astype(object), categories=reasons
         )
+        if (d / "seq.parquet").exists():
+            sq = pd.read_parquet(d / "seq.parquet")[list(_SCHEMAS["seq"])]
+            for k, dtype in _SCHEMAS["seq"].items():
+                if dtype != "category":
+                    sq[k] = sq[k].astype(dtype)
+            sq["event"] = pd.Categorical(sq["event"].astype(object), categories=SEQ_EVENTS)
+            frames["seq"] = sq
         if "congestion" in frames:
             frames["congestion"]["kind"] = pd.Categorical(
                 frames["congestion"]["kind"].astype(object), categories=CUT_KINDS
@@ -581,5 +691,6 @@ class Results:
             drop_reasons=reasons,
             wall_time_s=wall,
             bottleneck=doc.get("bottleneck"),
+            captures={p.stem: p.read_bytes() for p in sorted((d / "capture").glob("*.pcapng"))},
             **frames,
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -102,12 +103,19 @@ class Scenario:
         duration: float | None = None,
         path: str | os.PathLike[str] | None = None,
         max_memory: str | float | None = None,
+        capture: Sequence[str] | None = None,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be str, not {type(text).__name__}")
         seed = _check_seed(seed)
         duration = _check_duration(duration)
-        info = validate(text, seed, duration, max_memory)
+        if capture is not None:
+            if isinstance(capture, str) or not all(isinstance(c, str) for c in capture):
+                raise config_error("simulation.capture", "must be a list of link names")
+            capture = tuple(capture)
+        info = validate(
+            text, seed, duration, max_memory, None if capture is None else list(capture)
+        )
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:  # the core accepted it; should not happen
@@ -122,6 +130,8 @@ class Scenario:
             self.overrides["duration"] = duration
         if max_memory is not None:
             self.overrides["max_memory"] = max_memory
+        if capture is not None:
+            self.overrides["capture"] = capture
         self._info = info
 
     @classmethod
@@ -154,17 +164,29 @@ class Scenario:
             ) from None
         return cls(text, seed=seed, duration=duration, path=p)
 
-    def with_overrides(self, *, seed: int | None = None, duration: float | None = None) -> Scenario:
-        """A copy with the seed and/or duration (seconds) replaced.
+    def with_overrides(
+        self,
+        *,
+        seed: int | None = None,
+        duration: float | None = None,
+        capture: Sequence[str] | None = None,
+    ) -> Scenario:
+        """A copy with the seed, duration (seconds) and/or captured links
+        (``simulation.capture``) replaced.
 
         Overrides given earlier are kept unless replaced here.
         """
-        if seed is None and duration is None:
+        if seed is None and duration is None and capture is None:
             return self
-        s = seed if seed is not None else self.overrides.get("seed")
-        d = duration if duration is not None else self.overrides.get("duration")
-        m = self.overrides.get("max_memory")
-        return Scenario(self.text, seed=s, duration=d, path=self.path, max_memory=m)
+        ov = self.overrides
+        return Scenario(
+            self.text,
+            seed=seed if seed is not None else ov.get("seed"),
+            duration=duration if duration is not None else ov.get("duration"),
+            path=self.path,
+            max_memory=ov.get("max_memory"),
+            capture=capture if capture is not None else ov.get("capture"),
+        )
 
     @property
     def name(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from satqm._core import Simulation as CoreSimulation
@@ -38,13 +39,22 @@ class Simulation:
     """
 
     def __init__(
-        self, scenario: ScenarioLike, seed: int | None = None, duration: float | None = None
+        self,
+        scenario: ScenarioLike,
+        seed: int | None = None,
+        duration: float | None = None,
+        capture: Sequence[str] | None = None,
     ) -> None:
-        sc = as_scenario(scenario).with_overrides(seed=seed, duration=duration)
+        sc = as_scenario(scenario).with_overrides(seed=seed, duration=duration, capture=capture)
         self.scenario = sc
         ov = sc.overrides
+        cap = ov.get("capture")
         self._sim = CoreSimulation(
-            sc.text, ov.get("seed"), ov.get("duration"), ov.get("max_memory")
+            sc.text,
+            ov.get("seed"),
+            ov.get("duration"),
+            ov.get("max_memory"),
+            None if cap is None else list(cap),
         )
         self._wall = 0.0
 
@@ -161,13 +171,15 @@ def run(
     seed: int | None = None,
     duration: float | None = None,
     progress: bool | Console = False,
+    capture: Sequence[str] | None = None,
 ) -> Results:
     """Run a scenario (a :class:`Scenario` or a file path) to the end.
 
-    ``seed`` and ``duration`` (seconds) replace the scenario's values.
+    ``seed``, ``duration`` (seconds) and ``capture`` (links to write a
+    packet capture of) replace the scenario's values.
     Raises :class:`satqm.ConfigError` for a bad scenario and
     :class:`satqm.SimulationError` if the run fails.
     """
-    sim = Simulation(scenario, seed=seed, duration=duration)
+    sim = Simulation(scenario, seed=seed, duration=duration, capture=capture)
     sim.run(progress=progress)
     return sim.results()

@@ -27,6 +27,7 @@
 //! ```
 
 pub mod aqm;
+pub mod capture;
 pub mod config;
 pub mod engine;
 pub mod error;

@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["aqm"],
     &["net"],
     &["transport"],
-    &["traffic", "topology", "gateway", "probe"],
+    &["traffic", "topology", "gateway", "probe", "capture"],
     &["config"],
     &["sim"],
 ];

@@ -7,7 +7,7 @@ use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray1};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use satqm_core::aqm::replay::{replay, verdict_name, TraceEvent, TraceKind};
 use satqm_core::aqm::QueueView;
@@ -15,7 +15,7 @@ use satqm_core::config::Overrides;
 use satqm_core::error::{ConfigError as CoreConfigError, Error};
 use satqm_core::fluid::{params_from_columns, Interpolation, MgtBatch, MgtSettings};
 use satqm_core::net::DropReason;
-use satqm_core::probe::Column;
+use satqm_core::probe::{Column, SeqEvent};
 use satqm_core::sim::FlowSummary;
 use satqm_core::units::Quantity;
 use satqm_core::{Scenario, SimTime};
@@ -70,8 +70,10 @@ fn scenario(
     seed: Option<u64>,
     duration: Option<f64>,
     max_memory: Option<&Bound<'_, PyAny>>,
+    capture: Option<Vec<String>>,
 ) -> PyResult<Scenario> {
     let o = Overrides {
+        capture,
         seed,
         duration_s: duration,
         max_memory: max_memory
@@ -99,15 +101,16 @@ fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Qu
 
 /// Validate a scenario; returns a few facts about it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, max_memory=None))]
+#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     duration: Option<f64>,
     max_memory: Option<&Bound<'py, PyAny>>,
+    capture: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = scenario(py, text, seed, duration, max_memory)?;
+    let s = scenario(py, text, seed, duration, max_memory, capture)?;
     // Building checks what needs the topology (link names of AQMs).
     satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
@@ -175,15 +178,16 @@ const EVENT_CHUNK: u64 = 2_000_000;
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
     fn new(
         py: Python<'_>,
         text: &str,
         seed: Option<u64>,
         duration: Option<f64>,
         max_memory: Option<&Bound<'_, PyAny>>,
+        capture: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        let s = scenario(py, text, seed, duration, max_memory)?;
+        let s = scenario(py, text, seed, duration, max_memory, capture)?;
         let sim = satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
     }
@@ -248,6 +252,8 @@ impl Simulation {
         out.set_item("drops", table(py, sim.drops.columns())?)?;
         out.set_item("cwnd", table(py, sim.cwnd.columns())?)?;
         out.set_item("congestion", table(py, sim.congestion.columns())?)?;
+        out.set_item("seq", table(py, sim.taps.seq.log.columns())?)?;
+        out.set_item("seq_events", PyList::new(py, SeqEvent::NAMES)?)?;
         let fs = sim.flow_summaries();
         out.set_item("flows", table(py, FlowSummary::columns(&fs))?)?;
 
@@ -264,6 +270,12 @@ impl Simulation {
         d.set_item("dropped", c.dropped)?;
         d.set_item("in_flight", c.in_flight)?;
         out.set_item("packets", d)?;
+
+        let caps = PyList::empty(py);
+        for (name, packets, bytes) in sim.taps.captures.files() {
+            caps.append((name, packets, PyBytes::new(py, bytes)))?;
+        }
+        out.set_item("captures", caps)?;
         Ok(out)
     }
 }

@@ -29,6 +29,10 @@ def _t975(dof: int) -> float:
     return float(t.ppf(0.975, dof))
 
 
+#: Most rows a notebook shows of a sweep's table.
+_HTML_ROWS = 40
+
+
 class SweepResult:
     """The runs of a sweep folder and what they say.
 
@@ -87,6 +91,16 @@ class SweepResult:
             f"<SweepResult {str(self.out)!r}: {len(self)} runs, {c['done']} done, "
             f"{c['failed']} failed, {c['missing']} missing>"
         )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the counts and the manifest's table."""
+        import html
+
+        cols = ["index", "status", *self.axes, SEED, *self.metrics]
+        table = self.manifest[[c for c in cols if c in self.manifest]].to_html(
+            index=False, max_rows=_HTML_ROWS, float_format=lambda v: f"{v:.6g}"
+        )
+        return f"<div><p><code>{html.escape(repr(self))}</code></p>{table}</div>"
 
     # ----- one run --------------------------------------------------------------
 

@@ -407,6 +407,18 @@ class Sweep:
         seeds = f"{len(self.seeds)} seeds" if self.seeds is not None else "1 seed"
         return f"<Sweep {self.name!r}: {len(self)} runs, axes {self.axes}, {seeds}>"
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the planned runs, one row each."""
+        import html
+
+        import pandas as pd
+
+        rows = [
+            {"index": p.index, "run_id": p.run_id, **p.params, "seed": p.seed} for p in self._points
+        ]
+        table = pd.DataFrame(rows).to_html(index=False, max_rows=40)
+        return f"<div><p><code>{html.escape(repr(self))}</code></p>{table}</div>"
+
     # ----- running --------------------------------------------------------------
 
     def run(

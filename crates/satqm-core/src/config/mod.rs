@@ -26,6 +26,7 @@ mod tcp;
 mod topology;
 mod traffic;
 
+use crate::capture::CaptureSpec;
 use crate::error::{ConfigError, Error};
 use crate::time::SimTime;
 use crate::topology::Topology;
@@ -47,6 +48,8 @@ pub struct Overrides {
     pub duration_s: Option<f64>,
     /// `simulation.max_memory`, as written ("16 GB" or a number of bytes).
     pub max_memory: Option<Quantity>,
+    /// `simulation.capture`: the links to capture, replacing the file's.
+    pub capture: Option<Vec<String>>,
 }
 
 /// A validated scenario, ready to build.
@@ -63,6 +66,10 @@ pub struct Scenario {
     /// drops and marks, and the `drops` table is empty.
     pub log_drops: bool,
     pub trace_cwnd: Vec<u32>,
+    /// Flows whose packets are recorded for sequence graphs.
+    pub trace_seq: Vec<u32>,
+    /// Packet captures to write (`simulation.capture`).
+    pub capture: Option<CaptureSpec>,
     pub topology: Topology,
     pub traffic: Vec<Traffic>,
     pub aqm: Vec<AqmConfig>,
@@ -86,6 +93,7 @@ impl Scenario {
             seed,
             duration_s,
             max_memory: None,
+            capture: None,
         };
         Scenario::from_toml_overrides(text, &o)
     }
@@ -104,6 +112,9 @@ impl Scenario {
         }
         if let Some(m) = &o.max_memory {
             raw.simulation.max_memory = Some(m.clone());
+        }
+        if let Some(c) = &o.capture {
+            raw.simulation.capture = Some(c.clone());
         }
         Ok(Scenario::from_raw(&raw)?)
     }
@@ -131,6 +142,8 @@ impl Scenario {
             max_memory: run.max_memory,
             log_drops: run.log_drops,
             trace_cwnd,
+            trace_seq: simulation::trace_seq(&raw.simulation, n_flows)?,
+            capture: simulation::capture(&raw.simulation, run.duration)?,
             topology,
             traffic,
             aqm,

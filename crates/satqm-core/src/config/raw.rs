@@ -75,6 +75,15 @@ pub struct RawSimulation {
     pub max_memory: Option<Quantity>,
     /// Keep the per-packet drop log (the `drops` table).
     pub log_drops: Option<bool>,
+    /// Flow ids whose packets are recorded for sequence graphs.
+    pub trace_seq: Option<Vec<i64>>,
+    /// Links to write a packet capture (pcapng) of.
+    pub capture: Option<Vec<String>>,
+    /// The capture's time window.
+    pub capture_from: Option<Quantity>,
+    pub capture_until: Option<Quantity>,
+    /// Most bytes of each captured frame.
+    pub capture_snaplen: Option<i64>,
 }
 
 /// `[topology]`: the keys of every kind; `config/topology.rs` refuses those

@@ -2,6 +2,7 @@
 //! sampler records, the warm-up the summary leaves out, and which flows'
 //! congestion windows are traced.
 
+use crate::capture::CaptureSpec;
 use crate::error::ConfigError;
 use crate::time::SimTime;
 use crate::units::{int_in, quantity_bytes, quantity_time, Quantity};
@@ -79,15 +80,88 @@ pub(super) fn max_memory(q: Option<&Quantity>) -> Result<u64, ConfigError> {
     }
 }
 
+/// Most bytes a captured frame may keep (the largest pcapng snap length
+/// Wireshark accepts).
+const MAX_SNAPLEN: i64 = 262_144;
+
+/// `simulation.capture` and its window and snap length. The link names are
+/// checked against the topology when the network is built.
+pub(super) fn capture(
+    sim: &RawSimulation,
+    duration: SimTime,
+) -> Result<Option<CaptureSpec>, ConfigError> {
+    let Some(links) = &sim.capture else {
+        for (set, key) in [
+            (sim.capture_from.is_some(), "simulation.capture_from"),
+            (sim.capture_until.is_some(), "simulation.capture_until"),
+            (sim.capture_snaplen.is_some(), "simulation.capture_snaplen"),
+        ] {
+            if set {
+                return Err(ConfigError::new(
+                    key,
+                    "needs simulation.capture (the links to capture)",
+                ));
+            }
+        }
+        return Ok(None);
+    };
+    for (i, name) in links.iter().enumerate() {
+        if links[..i].contains(name) {
+            return Err(ConfigError::new(
+                format!("simulation.capture[{i}]"),
+                format!("{name:?} is listed twice"),
+            ));
+        }
+    }
+    let from = match &sim.capture_from {
+        Some(q) => quantity_time(q, "simulation.capture_from", true)?,
+        None => SimTime::ZERO,
+    };
+    let until = match &sim.capture_until {
+        Some(q) => quantity_time(q, "simulation.capture_until", false)?,
+        None => duration + SimTime(1),
+    };
+    if until <= from {
+        return Err(ConfigError::new(
+            "simulation.capture_until",
+            "must be later than simulation.capture_from",
+        ));
+    }
+    let snaplen = match sim.capture_snaplen {
+        Some(n) => int_in(n, "simulation.capture_snaplen", 64, MAX_SNAPLEN)? as u32,
+        None => DEFAULT_SNAPLEN,
+    };
+    Ok(Some(CaptureSpec {
+        links: links.clone(),
+        from,
+        until,
+        snaplen,
+    }))
+}
+
+/// The default snap length: every header satqm writes (Ethernet, IPv4 and
+/// TCP with three SACK blocks take 94 bytes) and no payload.
+pub const DEFAULT_SNAPLEN: u32 = 96;
+
 /// The flows whose congestion window the sampler records: ids below
 /// `n_flows`, one per pair of each traffic entry.
 pub(super) fn trace_cwnd(sim: &RawSimulation, n_flows: usize) -> Result<Vec<u32>, ConfigError> {
-    sim.trace_cwnd
-        .iter()
+    flow_ids(sim.trace_cwnd.as_deref(), "trace_cwnd", n_flows)
+}
+
+/// The flows whose packets are recorded for sequence graphs
+/// (`simulation.trace_seq`).
+pub(super) fn trace_seq(sim: &RawSimulation, n_flows: usize) -> Result<Vec<u32>, ConfigError> {
+    flow_ids(sim.trace_seq.as_deref(), "trace_seq", n_flows)
+}
+
+fn flow_ids(ids: Option<&[i64]>, key: &str, n_flows: usize) -> Result<Vec<u32>, ConfigError> {
+    ids.iter()
+        .copied()
         .flatten()
         .enumerate()
         .map(|(i, f)| {
-            let path = format!("simulation.trace_cwnd[{i}]");
+            let path = format!("simulation.{key}[{i}]");
             Ok(int_in(*f, &path, 0, n_flows as i64 - 1)? as u32)
         })
         .collect()
@@ -116,6 +190,40 @@ mod tests {
                 "duration = \"10 s\"\ntrace_cwnd = [3]"
             )),
             "simulation.trace_cwnd[0]: must be between 0 and 2"
+        );
+        assert_eq!(
+            err(&BASE.replace(
+                "duration = \"10 s\"",
+                "duration = \"10 s\"\ntrace_seq = [0, -1]"
+            )),
+            "simulation.trace_seq[1]: must be between 0 and 2"
+        );
+    }
+
+    #[test]
+    fn capture_settings_are_checked() {
+        let with = |extra: &str| {
+            err(&BASE.replace(
+                "duration = \"10 s\"",
+                &format!("duration = \"10 s\"\n{extra}"),
+            ))
+        };
+        assert_eq!(with("capture = [\"bottleneck\"]"), "ok");
+        assert_eq!(
+            with("capture_from = \"1 s\""),
+            "simulation.capture_from: needs simulation.capture (the links to capture)"
+        );
+        assert_eq!(
+            with("capture = [\"bottleneck\"]\ncapture_from = \"2 s\"\ncapture_until = \"1 s\""),
+            "simulation.capture_until: must be later than simulation.capture_from"
+        );
+        assert_eq!(
+            with("capture = [\"bottleneck\"]\ncapture_snaplen = 10"),
+            "simulation.capture_snaplen: must be between 64 and 262144"
+        );
+        assert_eq!(
+            with("capture = [\"a\", \"a\"]"),
+            "simulation.capture[1]: \"a\" is listed twice"
         );
     }
 }

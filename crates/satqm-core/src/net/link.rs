@@ -61,6 +61,9 @@ pub struct Link {
     pub rng: Rng,
     /// Whether the periodic sampler records this link.
     pub monitored: bool,
+    /// Whether a packet capture records this link: the transmitter tells
+    /// the sink of every packet it sends.
+    pub captured: bool,
 }
 
 impl Link {
@@ -139,7 +142,11 @@ impl Link {
         let end = self
             .port
             .start_tx(now, self.rate.tx_time(pkt.size), pkt.size);
-        if self.loss > 0.0 && self.rng.chance(self.loss) {
+        let erased = self.loss > 0.0 && self.rng.chance(self.loss);
+        if self.captured {
+            sink.transmitted(&pkt, erased);
+        }
+        if erased {
             self.port.erased(&pkt, index, sink);
             return;
         }

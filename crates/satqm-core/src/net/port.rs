@@ -96,6 +96,9 @@ pub trait PortSink {
     /// by it).
     fn flow_kind(&self, pkt: &Packet) -> FlowKind;
     fn schedule(&mut self, t: SimTime, ev: Event);
+    /// The transmitter of a captured link started sending `pkt` (and the
+    /// link erased it, if `erased`).
+    fn transmitted(&mut self, _pkt: &Packet, _erased: bool) {}
 }
 
 /// Counters of one port. Totals run from the start; `since_sample` ones

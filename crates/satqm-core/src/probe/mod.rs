@@ -116,6 +116,9 @@ macro_rules! rows {
 }
 pub(crate) use rows;
 
+pub mod seq;
+pub use seq::{SeqEvent, SeqTrace, SeqTracer};
+
 columns! {
     /// One row per monitored link per sample interval; values describe the
     /// interval ending at `time_ns` (queue lengths are instantaneous at that time).

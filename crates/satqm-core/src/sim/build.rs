@@ -3,15 +3,16 @@
 //! applications and flows.
 
 use super::network::Losses;
-use super::{Endpoints, Flow, Simulation};
+use super::{Endpoints, Flow, Simulation, Taps};
 use crate::aqm::AqmParams;
+use crate::capture::Captures;
 use crate::config::{AqmMode, Scenario, StartSpec, Traffic, TrafficKind};
 use crate::engine::{AppTimer, Event, EventQueue};
 use crate::error::{ConfigError, Result};
 use crate::gateway::{self, Pep, Relay};
 use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
 use crate::net::{PlacedAqm, Routes};
-use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
+use crate::probe::{CongestionLog, CwndTrace, DropLog, SeqTracer, TimeSeries};
 use crate::queue::{Buffer, ParallelQueues};
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -80,6 +81,10 @@ impl Simulation {
             peps: Vec::new(),
             relays: Vec::new(),
             seed,
+            taps: Taps {
+                captures: Captures::none(),
+                seq: SeqTracer::new(&scenario.trace_seq),
+            },
         };
         sim.place_aqms(scenario)?;
         sim.place_peps(scenario)?;
@@ -90,6 +95,9 @@ impl Simulation {
         let mut start_rng = Rng::stream(seed, "start", 0);
         for (entry, t) in scenario.traffic.iter().enumerate() {
             sim.add_traffic(entry, t, &mut start_rng);
+        }
+        if let Some(spec) = &scenario.capture {
+            sim.start_captures(spec)?;
         }
         if sim.sample_interval <= sim.end {
             sim.queue.schedule(sim.sample_interval, Event::Sample);

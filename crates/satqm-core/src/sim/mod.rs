@@ -16,12 +16,14 @@
 mod apps;
 mod budget;
 mod build;
+mod capture;
 mod measure;
 mod network;
 mod report;
 mod transport;
 
 pub use budget::{Detail, Estimate, Part};
+pub use capture::Taps;
 pub use report::{FlowSummary, PacketCounts, RunSummary, SummaryValue};
 
 use crate::config::Scenario;
@@ -156,6 +158,8 @@ pub struct Simulation {
     peps: Vec<Pep>,
     pub relays: Vec<Relay>,
     pub seed: u64,
+    /// Packet captures and sequence records, if the scenario asks.
+    pub taps: Taps,
 }
 
 impl Simulation {

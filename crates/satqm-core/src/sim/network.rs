@@ -1,8 +1,10 @@
 //! A packet's hops: forwarding by the routing table, the port and
 //! transmitter of each link (`net/`), and arrival at the far end.
 
+use super::capture::{flow_wire, Taps};
 use super::report::DropCounts;
 use super::{Endpoints, Flow, Simulation};
+use crate::capture::Tap;
 use crate::engine::{Event, EventQueue};
 use crate::error::{Error, Result};
 use crate::ids::{FlowKind, LinkId, NodeId};
@@ -20,6 +22,7 @@ struct Sink<'a> {
     losses: &'a mut Losses,
     flows: &'a mut [Flow],
     queue: &'a mut EventQueue,
+    taps: &'a mut Taps,
 }
 
 /// What the simulation keeps of drops and marks besides the drop log: the
@@ -46,12 +49,34 @@ impl Losses {
     }
 }
 
+impl Sink<'_> {
+    /// A drop, for the sequence records and the packet captures.
+    #[cold]
+    #[inline(never)]
+    fn tap_drop(&mut self, pkt: &Packet, reason: DropReason) {
+        if self.taps.seq.on() {
+            self.taps.seq.dropped(self.now, pkt);
+        }
+        // Erased packets were captured as the transmitter sent them.
+        if reason != DropReason::Erasure && self.taps.captures.any() {
+            let wire = flow_wire(self.flows, pkt.flow);
+            let tap = Tap::Dropped(reason.name());
+            self.taps
+                .captures
+                .record(self.link, self.now, pkt, &wire, tap);
+        }
+    }
+}
+
 impl PortSink for Sink<'_> {
     fn log(&mut self, pkt: &Packet, index: u64, reason: DropReason) {
-        let losses = &mut *self.losses;
         if !reason.is_mark() {
-            losses.dropped_packets += 1;
+            self.losses.dropped_packets += 1;
+            if self.taps.seq.on() || self.taps.captures.any() {
+                self.tap_drop(pkt, reason);
+            }
         }
+        let losses = &mut *self.losses;
         if let Some(c) = &mut losses.unlogged {
             if self.now >= losses.warmup {
                 c.count(reason, self.link == losses.bottleneck);
@@ -97,6 +122,16 @@ impl PortSink for Sink<'_> {
     fn schedule(&mut self, t: SimTime, ev: Event) {
         self.queue.schedule(t, ev);
     }
+
+    #[cold]
+    #[inline(never)]
+    fn transmitted(&mut self, pkt: &Packet, erased: bool) {
+        let tap = if erased { Tap::Erased } else { Tap::Sent };
+        let wire = flow_wire(self.flows, pkt.flow);
+        self.taps
+            .captures
+            .record(self.link, self.now, pkt, &wire, tap);
+    }
 }
 
 impl Simulation {
@@ -111,6 +146,7 @@ impl Simulation {
             losses,
             flows,
             queue,
+            taps,
             ..
         } = self;
         let sink = Sink {
@@ -120,6 +156,7 @@ impl Simulation {
             losses,
             flows,
             queue,
+            taps,
         };
         (&mut links[l.idx()], aqms, sink)
     }

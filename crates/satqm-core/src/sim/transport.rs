@@ -74,6 +74,9 @@ impl Simulation {
             return Ok(());
         }
         let mut out = std::mem::take(&mut self.out);
+        if self.taps.seq.on() {
+            self.taps.seq.sent(self.now, &out);
+        }
         let mut result = Ok(());
         for pkt in out.drain(..) {
             if let Err(e) = self.forward(pkt.src, pkt) {
@@ -114,6 +117,9 @@ impl Simulation {
                 }
             }
             (Endpoints::Tcp { sender, .. }, PacketKind::SynAck | PacketKind::TcpAck) => {
+                if self.taps.seq.on() {
+                    self.taps.seq.acked(now, &pkt);
+                }
                 sender.on_ack(&pkt, &mut em);
                 if let Some(r) = flow.relay_out {
                     self.pump(r);
