@@ -39,7 +39,10 @@ pub struct AtspReceiver {
 /// What one data packet did at the receiver.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Arrival {
-    /// Payload bytes that became deliverable in order.
+    /// Payload bytes received for the first time. ATSP counts data as it
+    /// arrives, as the paper's throughput does; releasing it in order is
+    /// the application's business, and counting only in-order bytes would
+    /// show a resent hole as a stall of the whole flow.
     pub bytes: u64,
 }
 
@@ -79,8 +82,8 @@ impl AtspReceiver {
 
     /// A data packet arrives; every `alpha`-th one triggers a SACK.
     pub fn on_data(&mut self, pkt: &Packet, em: &mut Emit) -> Arrival {
-        let before = self.cumulative();
-        if !self.record(pkt.seq) {
+        let fresh = self.record(pkt.seq);
+        if !fresh {
             self.duplicates += 1;
         }
         self.packets += 1;
@@ -102,7 +105,7 @@ impl AtspReceiver {
             self.send_sack(em);
         }
         Arrival {
-            bytes: (self.cumulative() - before) * self.payload as u64,
+            bytes: if fresh { self.payload as u64 } else { 0 },
         }
     }
 

@@ -100,31 +100,32 @@ fn eq2_rho_accumulates_marks_times_beta_and_restarts_each_cycle() {
 }
 
 #[test]
-fn receiver_reports_holes_and_delivers_in_order() {
+fn receiver_reports_holes_and_counts_new_data() {
     let mut r = AtspReceiver::new(FlowId(0), NodeId(1), NodeId(0), &cfg());
     let seqs = (0..25).filter(|s| ![3, 7, 8].contains(s));
     let s = feed(&mut r, seqs, 0, &[]);
     assert_eq!(s.len(), 1, "22 packets, one SACK");
     assert_eq!(s[0].ack, 3);
     assert_eq!(s[0].sack_blocks(), &[(3, 4), (7, 9)]);
-    // Filling 3 delivers 3..7 in order (4 packets of 1,460 bytes).
+    // Filling 3 counts its 1,460 bytes and moves the in-order point to 7.
     let mut bytes = 0;
     emitting(ms(30), |em| {
         bytes = r.on_data(&data(3, 0, ms(30), false), em).bytes
     });
-    assert_eq!(bytes, 4 * 1460);
-    // 8 splits nothing off in order: the hole shrinks to 7.
+    assert_eq!(bytes, 1460);
+    // 8 shrinks the hole to 7.
     let mut r2 = r.clone();
     emitting(ms(31), |em| {
         bytes = r2.on_data(&data(8, 0, ms(31), false), em).bytes
     });
-    assert_eq!(bytes, 0);
+    assert_eq!(bytes, 1460);
     assert_eq!(r2.holes(), &[(7, 8)]);
     assert_eq!(r.cumulative(), 7);
-    // A duplicate is counted and changes nothing.
+    // A duplicate is counted and delivers nothing.
     emitting(ms(32), |em| {
-        r.on_data(&data(1, 0, ms(32), false), em);
+        bytes = r.on_data(&data(1, 0, ms(32), false), em).bytes
     });
+    assert_eq!(bytes, 0);
     assert_eq!(r.duplicates, 1);
     assert_eq!(r.cumulative(), 7);
 }
