@@ -74,3 +74,25 @@ def test_erasures_cut_hyblas_goodput_but_not_atsps():
     assert atsp_fall < 0.05, atsp
     assert hybla_fall > atsp_fall, (atsp, hybla)
     assert hybla_fall > 0.05, hybla
+
+
+def test_reproduce_atsp_quick_writes_figures_claims_and_report(tmp_path):
+    from satqm.experiments import atsp
+
+    report = atsp.reproduce(tmp_path, quick=True, workers=2)
+    for f in ("claims.md", "measures.json", "fig2_throughput.png", "figC_jain_queue.png"):
+        assert (tmp_path / f).exists(), f
+    claims = (tmp_path / "claims.md").read_text()
+    rows = [r for r in claims.splitlines() if r.startswith("| A") or r.startswith("| C")]
+    # Fairness after convergence and the queue at q_ref hold under the gains reading.
+    assert "| A | the three senders share the bottleneck fairly" in claims
+    assert all(r.endswith("| holds |") for r in rows if "fairly once" in r or "q_ref" in r)
+    text = report.read_text()
+    assert "What differs from the paper" in text
+    import json
+
+    m = json.loads((tmp_path / "measures.json").read_text())["mean"]
+    assert m["E_atsp_pi_per_fall"] < 0.05
+    assert abs(m["C_queue_mean_late"] - 300) < 50
+    # Read as a, b, the printed numbers swing the queue far more.
+    assert m["C_ab_queue_std_late"] > 3 * m["C_queue_std_late"]
