@@ -202,7 +202,13 @@ def reproduce(
     claims_md = _claims_table(claims)
     write_text(out / "claims.md", claims_md)
     _figures(out, load, seeds[0])
-    report = _report(out, quick, seeds, m, claims_md)
+    from . import _atsp_tuning
+
+    tuned = _atsp_tuning.tune(set_run(texts["C"], duration=60.0), out, quick, workers)
+    write_json(out / "tuning.json", tuned)
+    tuning_md = _atsp_tuning.table(tuned)
+    write_text(out / "tuning.md", tuning_md)
+    report = _report(out, quick, seeds, m, claims_md) + _tuning_section(tuned, tuning_md)
     write_text(out / "REPORT.md", report)
     return out / "REPORT.md"
 
@@ -444,6 +450,42 @@ def _figures(out: Path, load: Callable[[str, int], Any], seed: int) -> None:
         ax.set_ylim(0, 11)
         ax.legend(fontsize=7)
     save(fig, "fig3_atsp_vs_hybla.png")
+
+
+def _tuning_section(t: dict[str, Any], table: str) -> str:
+    rows = {r["label"]: r for r in t["rows"]}
+    gains, ab = rows["paper, read as gains"], rows["paper, read as a, b"]
+    pk, fl = rows["tuned on packet runs"], rows["tuned on the fluid model"]
+    best = min(t["grid"], key=lambda g: g["J_packet"])
+    return f"""
+## The PI tuning (Section III-A)
+
+ITSE, J = integral of t (q - 300)^2 dt over a 60 s run of experiment C
+(three senders started together, queue empty at 0), minimised over
+(Kp, Ki) by Nelder-Mead (`satqm.models.pi.tune_pi_itse`, in log space).
+Packet runs: a 3 x 3 grid around the paper's point (0.3, 1 and 3 times each
+gain) ran in parallel through the sweep executors; its best point
+(Kp {best["kp"]:.3g}, Ki {best["ki"]:.3g}, J {best["J_packet"]:.3g}) started
+the simplex ({t["packet_nfev"]} packet runs). Fluid model: the
+discrete-map model of `satqm.experiments._atsp_tuning.fluid_atsp`
+({t["fluid_nfev"]} evaluations). J of every point is measured on packet
+runs and on the model; a and b are the coefficients each pair stands for
+(bilinear, T = 1/C).
+
+{table}
+Read as gains, the paper's numbers give J = {gains["J_packet"]:.3g} on packet
+runs, {gains["J_packet"] / pk["J_packet"]:.1f} times the optimum found here;
+read as a, b, J = {ab["J_packet"]:.3g}, {ab["J_packet"] / pk["J_packet"]:.0f}
+times: neither reading is at the ITSE optimum of this setting, and the gains
+reading is far closer. The packet-level search ends at Kp {pk["kp"]:.3g},
+Ki {pk["ki"]:.3g}; the fluid model's optimum, Kp {fl["kp"]:.3g},
+Ki {fl["ki"]:.3g}, gives J {fl["J_packet"]:.3g} on packet runs: the two loops
+agree on the proportional gain, about {pk["kp"] / gains["kp"]:.0f} times the
+paper's, while J hardly depends on the integral gain over this range (a
+60 s run weights the start-up overshoot and the first settling, where the
+proportional term acts). The optimum depends on the run length and the
+start times, which the paper does not give.
+"""
 
 
 def _report(out: Path, quick: bool, seeds: list[int], m: dict[str, float], claims: str) -> str:
