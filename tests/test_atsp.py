@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 import satqm
 
 SCEN = Path(__file__).resolve().parents[1] / "scenarios" / "atsp"
@@ -96,3 +97,52 @@ def test_reproduce_atsp_quick_writes_figures_claims_and_report(tmp_path):
     assert abs(m["C_queue_mean_late"] - 300) < 50
     # Read as a, b, the printed numbers swing the queue far more.
     assert m["C_ab_queue_std_late"] > 3 * m["C_queue_std_late"]
+
+
+def test_beyond_the_paper_runs_are_valid_scenarios():
+    from satqm.experiments import atsp
+
+    texts = atsp.beyond_scenarios()
+    flows = {k: satqm.Scenario.from_toml(t).flows for k, t in texts.items()}
+    assert flows == {f"X-{n}": k for n, k, _, _ in atsp.BEYOND}
+
+
+def test_bad_atsp_parameters_name_their_key():
+    text = (SCEN / "solo.toml").read_text(encoding="utf-8")
+    for bad, key in (
+        ("atsp = { w_max = 500, alpha = 0 }", "traffic[0].atsp.alpha"),
+        ("atsp = { w_max = 500, beta = -1 }", "traffic[0].atsp.beta"),
+        ("atsp = { w_max = 500, h = -2 }", "traffic[0].atsp.h"),
+        ("atsp = { alpha = 20 }", "traffic[0].atsp.w_max"),
+    ):
+        with pytest.raises(satqm.ConfigError) as e:
+            satqm.Scenario.from_toml(text.replace("atsp = { w_max = 500 }", bad, 1))
+        assert str(e.value).startswith(key), str(e.value)
+
+
+def test_the_steady_state_balances_eqs_2_to_7_and_matches_a_packet_run():
+    from satqm.models.atsp import _next_window, atsp_steady_state
+
+    c = 10e6 / (8 * 1500)
+    ss = atsp_steady_state(3, c, 0.6, 300, 500, buffer=800)
+    assert ss.holds_setpoint and ss.q == 300
+    assert ss.w == pytest.approx(c * 0.96 / 3)
+    # At p the window is a fixed point of one cycle (cut, then eq. 6).
+    kw = dict(alpha=20.0, beta=1e-3, i0=1.5, h=100.0, w_max=500.0, cut="cycle_base")
+    assert _next_window(ss.w, ss.p, **kw) == pytest.approx(ss.w, rel=1e-9)
+    # Eq. 4 summed: Lambda = beta alpha p n (n + 1) / 2, n = w / alpha.
+    n = ss.w / 20
+    assert ss.lam == pytest.approx(1e-3 * 20 * ss.p * n * (n + 1) / 2)
+    # Too many senders: the setpoint cannot be held and the queue grows.
+    many = atsp_steady_state(30, c, 0.6, 300, 500, buffer=800)
+    assert not many.holds_setpoint and many.q == 800
+    # The packet run's marking probability and window (solo.toml, all three
+    # senders on from 40 s).
+    res = satqm.run(satqm.load(SCEN / "solo.toml"))
+    late = res.link("bottleneck")
+    late = late[late.index > 90]
+    assert late.aqm_prob.mean() == pytest.approx(ss.p, rel=0.15)
+    cw = res.cwnd[res.cwnd.time_s > 90]
+    assert (cw.cwnd_bytes / 1500).mean() == pytest.approx(ss.w, rel=0.05)
+    with pytest.raises(ValueError, match="cut"):
+        atsp_steady_state(3, c, 0.6, 300, 500, cut="half")
