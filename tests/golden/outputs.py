@@ -35,7 +35,7 @@ HASHES = Path(__file__).with_name("hashes.json")
 SEED = 7
 #: Seconds simulated after the scenario's warm-up.
 MEASURED = 20.0
-REPRODUCTIONS = ("avq2001", "avqred", "models", "pvq2003")
+REPRODUCTIONS = ("atsp", "avq2001", "avqred", "models", "pvq2003")
 #: Outputs that record the machine, the clock or a picture, not a result
 #: (a run's `.files.json` holds SHA-256 of its Parquet bytes, which name
 #: the pyarrow version that wrote them).

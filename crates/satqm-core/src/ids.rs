@@ -48,18 +48,21 @@ pub enum FlowKind {
     Short,
     Web,
     WebMice,
+    /// An ATSP bulk transfer.
+    Atsp,
     /// A connection a PEP opened to carry another flow onward.
     Relay,
 }
 
 impl FlowKind {
     /// The kinds a scenario's `[[traffic]]` entries can create.
-    pub const TRAFFIC: [FlowKind; 5] = [
+    pub const TRAFFIC: [FlowKind; 6] = [
         FlowKind::Bulk,
         FlowKind::Cbr,
         FlowKind::Short,
         FlowKind::Web,
         FlowKind::WebMice,
+        FlowKind::Atsp,
     ];
 
     /// The name used in scenario files and result tables.
@@ -70,6 +73,7 @@ impl FlowKind {
             FlowKind::Short => "short",
             FlowKind::Web => "web",
             FlowKind::WebMice => "web_mice",
+            FlowKind::Atsp => "atsp",
             FlowKind::Relay => "relay",
         }
     }

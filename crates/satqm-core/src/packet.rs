@@ -19,6 +19,10 @@ pub enum PacketKind {
     TcpAck,
     /// UDP datagram.
     Udp,
+    /// ATSP data packet.
+    AtspData,
+    /// ATSP selective acknowledgement with the congestion rate.
+    AtspSack,
 }
 
 /// IP ECN field and TCP ECN flags (RFC 3168), packed.

@@ -16,6 +16,11 @@ __all__ = ["REPRODUCTIONS", "RunFailed", "get"]
 
 #: name -> (module, one-line description)
 REPRODUCTIONS: dict[str, tuple[str, str]] = {
+    "atsp": (
+        "satqm.experiments.atsp",
+        "Muhammad, Kasmis & De Cola (DLR): ATSP, the rate-based satellite transport with "
+        "PI marking; fairness, cross traffic, against TCP Hybla (Section IV, Figs. 2-3)",
+    ),
     "avq2001": (
         "satqm.experiments.avq2001",
         "Kunniyur & Srikant, SIGCOMM 2001: AVQ Experiment 1 (Table 1, Figs. 1-2) "

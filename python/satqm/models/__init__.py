@@ -18,6 +18,9 @@ avqred_ode
     The AVQRED chapter's gateway model (paper 000, Section 8, eqs. (1)-(5)):
     offered load, transmit queue behind the PEP delay, virtual queue, RED
     average, marking probability; Fourier series fitted to measured series.
+atsp
+    The steady state of ATSP (paper 001, eqs. 2-7): marking probability,
+    window and queue of N identical senders behind an AQM.
 parallel_vq
     Paper 004, Section VI: drop-tail service rate and delay bound, Lindley map,
     stability bounds, Markov chain and Gaussian queue distributions.

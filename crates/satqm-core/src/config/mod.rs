@@ -19,6 +19,7 @@
 //! this module.
 
 mod aqm;
+mod atsp;
 mod pep;
 pub mod raw;
 mod simulation;

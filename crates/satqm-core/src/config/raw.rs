@@ -253,6 +253,24 @@ pub struct RawTraffic {
     pub pareto: Option<RawPareto>,
     /// web_mice: mean of the exponential think time.
     pub think_mean: Option<Quantity>,
+    /// atsp: the protocol's parameters.
+    pub atsp: Option<RawAtsp>,
+}
+
+/// `atsp = { ... }` of an ATSP traffic entry (validated in `config/atsp.rs`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAtsp {
+    pub alpha: Option<i64>,
+    pub beta: Option<f64>,
+    pub i: Option<f64>,
+    pub h: Option<f64>,
+    pub w_max: Option<f64>,
+    pub w_min: Option<f64>,
+    pub packet_size: Option<i64>,
+    pub header: Option<i64>,
+    pub cut: Option<String>,
+    pub initial_rtt: Option<Quantity>,
 }
 
 /// A Pareto distribution of sizes: `scale` (the smallest size, bytes),

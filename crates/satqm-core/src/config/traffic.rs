@@ -1,6 +1,6 @@
 //! Validates `[[traffic]]` entries into [`Traffic`]: the host pairs, start
 //! and stop common to every entry, then one short function per kind (bulk,
-//! cbr, short, web, web_mice).
+//! cbr, short, web, web_mice, atsp).
 //!
 //! An entry is one flat table whatever its kind ([`RawTraffic`]); the list
 //! of keys each kind reads ([`Kind::reads`]) lets a key meant for another
@@ -9,6 +9,7 @@
 
 use crate::error::ConfigError;
 use crate::time::{Rate, SimTime};
+use crate::transport::atsp::AtspConfig;
 use crate::transport::tcp::TcpConfig;
 use crate::units::{int_in, quantity_bytes, quantity_rate, quantity_time, Quantity};
 
@@ -65,6 +66,8 @@ pub enum TrafficKind {
         think_mean: SimTime,
         tcp: TcpConfig,
     },
+    /// An unlimited ATSP transfer on each pair (`transport/atsp/`).
+    Atsp(AtspConfig),
 }
 
 /// One validated `[[traffic]]` entry.
@@ -84,6 +87,7 @@ enum Kind {
     Short,
     Web,
     WebMice,
+    Atsp,
 }
 
 impl Kind {
@@ -94,6 +98,7 @@ impl Kind {
             "short" => Some(Kind::Short),
             "web" => Some(Kind::Web),
             "web_mice" => Some(Kind::WebMice),
+            "atsp" => Some(Kind::Atsp),
             _ => None,
         }
     }
@@ -108,6 +113,7 @@ impl Kind {
             Some(Kind::Short) => &["pairs", "size", "arrival_rate", "tcp"],
             Some(Kind::Web) => &["connections", "ramp", "page_size", "think_time", "tcp"],
             Some(Kind::WebMice) => &["pairs", "sessions", "pareto", "think_mean", "tcp"],
+            Some(Kind::Atsp) => &["pairs", "atsp"],
             None => &["pairs", "size", "tcp", "rate", "packet_size"],
         }
     }
@@ -152,11 +158,12 @@ fn entry(
         Some(Kind::Short) => short(t, path, tcp_base)?,
         Some(Kind::Web) => web(t, path, tcp_base)?,
         Some(Kind::WebMice) => web_mice(t, path, tcp_base)?,
+        Some(Kind::Atsp) => TrafficKind::Atsp(super::atsp::atsp(t.atsp.as_ref(), path)?),
         None => {
             return Err(ConfigError::new(
                 format!("{path}.kind"),
                 format!(
-                    "unknown traffic kind {:?} (known: bulk, cbr, short, web, web_mice)",
+                    "unknown traffic kind {:?} (known: bulk, cbr, short, web, web_mice, atsp)",
                     t.kind
                 ),
             ))
@@ -188,6 +195,7 @@ fn refuse_unread(t: &RawTraffic, path: &str, kind: Option<Kind>) -> Result<(), C
         ("size", t.size.is_some()),
         ("pairs", t.pairs.is_some()),
         ("tcp", t.tcp.is_some()),
+        ("atsp", t.atsp.is_some()),
     ];
     let reads = Kind::reads(kind);
     for (key, set) in present {

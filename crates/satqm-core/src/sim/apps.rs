@@ -39,11 +39,19 @@ impl Simulation {
         self.after_endpoint(flow)
     }
 
-    /// A bulk transfer starts (writes its bytes and opens) or stops.
+    /// A bulk transfer (TCP or ATSP) starts (writes its bytes and opens)
+    /// or stops.
     fn bulk(&mut self, a: AppId, timer: AppTimer) -> FlowId {
         let App::Bulk { flow, size, .. } = self.apps[a.idx()] else {
             unreachable!("bulk timer for another app")
         };
+        if let Endpoints::Atsp { sender, .. } = &mut self.flows[flow.idx()].ends {
+            match timer {
+                AppTimer::Start => sender.start(self.now),
+                AppTimer::Stop => sender.stop(),
+                AppTimer::Tick => {}
+            }
+        }
         if let Endpoints::Tcp { sender, .. } = &mut self.flows[flow.idx()].ends {
             let mut em = super::transport::emit(self.now, &mut self.out, &mut self.next_uid);
             match timer {

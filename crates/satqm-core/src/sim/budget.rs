@@ -177,6 +177,7 @@ impl Shape {
             .iter()
             .map(|t| match &t.kind {
                 TrafficKind::Cbr { packet_size, .. } => *packet_size as f64 + 28.0,
+                TrafficKind::Atsp(c) => c.packet_size as f64,
                 k => tcp_of(k).map_or(1500.0, |c| c.mss as f64 + 40.0),
             })
             .fold(f64::INFINITY, f64::min)
@@ -282,7 +283,7 @@ fn tcp_of(k: &TrafficKind) -> Option<&TcpConfig> {
         | TrafficKind::Short { tcp, .. }
         | TrafficKind::Web { tcp, .. }
         | TrafficKind::WebMice { tcp, .. } => Some(tcp),
-        TrafficKind::Cbr { .. } => None,
+        TrafficKind::Cbr { .. } | TrafficKind::Atsp(_) => None,
     }
 }
 
@@ -311,6 +312,7 @@ impl Shape {
         let (total, at_once, size) = match &t.kind {
             TrafficKind::Bulk { size, .. } => (n, n, size.map(|b| b as f64)),
             TrafficKind::Cbr { .. } => (n, n, Some(0.0)),
+            TrafficKind::Atsp(_) => (n, n, None),
             TrafficKind::Short {
                 size, arrival_rate, ..
             } => {
@@ -464,7 +466,9 @@ impl Shape {
         let mut bytes = 0.0;
         for t in &s.traffic {
             let (k, each) = match &t.kind {
-                TrafficKind::Bulk { .. } | TrafficKind::Cbr { .. } => (t.pairs.len() as f64, app),
+                TrafficKind::Bulk { .. } | TrafficKind::Cbr { .. } | TrafficKind::Atsp(_) => {
+                    (t.pairs.len() as f64, app)
+                }
                 TrafficKind::Short { .. } => (1.0, app + 4.0 * t.pairs.len() as f64),
                 TrafficKind::Web { connections, .. } => (*connections as f64, app),
                 TrafficKind::WebMice { sessions, .. } => (

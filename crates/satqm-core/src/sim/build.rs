@@ -18,6 +18,7 @@ use crate::rng::Rng;
 use crate::time::SimTime;
 use crate::topology::{self, Built, Topology};
 use crate::traffic::{self, App};
+use crate::transport::atsp::{AtspConfig, AtspReceiver, AtspSender};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::udp::{CbrSource, UdpSink};
 
@@ -227,6 +228,12 @@ impl Simulation {
                     self.add_tcp_flow(FlowKind::Bulk, pair, ends, tcp, *size, start, t.stop);
                 }
             }
+            TrafficKind::Atsp(cfg) => {
+                for &pair in &t.pairs {
+                    let start = self.start_time(t.start, start_rng);
+                    self.add_atsp_flow(pair, cfg, start, t.stop);
+                }
+            }
             TrafficKind::Cbr { rate, packet_size } => {
                 for &pair in &t.pairs {
                     let start = self.start_time(t.start, start_rng);
@@ -383,6 +390,30 @@ impl Simulation {
             prev = Some(this);
         }
         id
+    }
+
+    /// An unlimited ATSP transfer on host pair `pair` (end to end: a PEP
+    /// splits TCP connections only).
+    fn add_atsp_flow(
+        &mut self,
+        pair: u32,
+        cfg: &AtspConfig,
+        start: SimTime,
+        stop: Option<SimTime>,
+    ) {
+        let (src, dst) = self.pairs[pair as usize];
+        let id = FlowId(self.flows.len() as u32);
+        let ends = Endpoints::Atsp {
+            sender: Box::new(AtspSender::new(id, src, dst, cfg.clone())),
+            receiver: Box::new(AtspReceiver::new(id, dst, src, cfg)),
+        };
+        let app = App::Bulk {
+            flow: id,
+            size: None,
+            stop,
+        };
+        let flow = Flow::new(id, FlowKind::Atsp, pair, (src, dst), ends);
+        self.add_flow(flow, app, start, stop);
     }
 
     /// Add `flow` driven by its own application `app`, which starts at

@@ -79,13 +79,19 @@ impl Simulation {
             let Some(flow) = self.flows.get(f.idx()) else {
                 continue;
             };
-            if let Endpoints::Tcp { sender, .. } = &flow.ends {
-                self.cwnd.time_ns.push(now.ns());
-                self.cwnd.flow.push(f.0);
-                self.cwnd.cwnd_bytes.push(sender.win.cwnd);
-                self.cwnd.ssthresh_bytes.push(sender.win.ssthresh);
-                self.cwnd.delivered_bytes.push(flow.delivered);
-            }
+            let (cwnd, ssthresh) = match &flow.ends {
+                Endpoints::Tcp { sender, .. } => (sender.win.cwnd, sender.win.ssthresh),
+                // ATSP's window w in bytes; it has no threshold.
+                Endpoints::Atsp { sender, .. } => {
+                    (sender.w * sender.cfg.packet_size as f64, f64::NAN)
+                }
+                Endpoints::Udp { .. } => continue,
+            };
+            self.cwnd.time_ns.push(now.ns());
+            self.cwnd.flow.push(f.0);
+            self.cwnd.cwnd_bytes.push(cwnd);
+            self.cwnd.ssthresh_bytes.push(ssthresh);
+            self.cwnd.delivered_bytes.push(flow.delivered);
         }
     }
 }

@@ -36,6 +36,7 @@ use crate::packet::Packet;
 use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
 use crate::time::SimTime;
 use crate::traffic::App;
+use crate::transport::atsp::{AtspReceiver, AtspSender};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::udp::UdpSink;
 
@@ -48,6 +49,10 @@ pub enum Endpoints {
     },
     Udp {
         sink: UdpSink,
+    },
+    Atsp {
+        sender: Box<AtspSender>,
+        receiver: Box<AtspReceiver>,
     },
 }
 

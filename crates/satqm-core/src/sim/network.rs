@@ -89,8 +89,10 @@ impl PortSink for Sink<'_> {
         d.flow.push(pkt.flow.0);
         d.index.push(index);
         d.reason.push(reason as u8);
-        d.data
-            .push(matches!(pkt.kind, PacketKind::TcpData | PacketKind::Udp));
+        d.data.push(matches!(
+            pkt.kind,
+            PacketKind::TcpData | PacketKind::Udp | PacketKind::AtspData
+        ));
         d.size.push(pkt.size);
     }
 

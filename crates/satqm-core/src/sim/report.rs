@@ -231,6 +231,20 @@ impl Simulation {
             }
             s.cwnd_bytes = sender.win.cwnd;
         }
+        if let Endpoints::Atsp { sender, .. } = &f.ends {
+            // ATSP's SACK cuts count as ECN reductions, its window as cwnd.
+            let st = &sender.stats;
+            s.segments_sent = st.packets_sent;
+            s.retransmits = st.retransmits;
+            s.ecn_reductions = st.cuts;
+            s.rtt_samples = st.rtt_samples;
+            if st.rtt_samples > 0 {
+                s.rtt_min_s = st.rtt_min_ns as f64 * 1e-9;
+                s.rtt_mean_s = st.rtt_sum_ns / st.rtt_samples as f64 * 1e-9;
+                s.rtt_max_s = st.rtt_max_ns as f64 * 1e-9;
+            }
+            s.cwnd_bytes = sender.w * sender.cfg.packet_size as f64;
+        }
         s
     }
 
@@ -349,12 +363,12 @@ impl DropCounts {
     }
 }
 
-/// Goodputs of the long-lived flows: bulk ones, or all but short flows
+/// Goodputs of the long-lived flows: bulk ones (TCP or ATSP), or all but short flows
 /// where there is no bulk traffic.
 fn long_lived_goodputs(flows: &[FlowSummary]) -> Vec<f64> {
     let bulk: Vec<f64> = flows
         .iter()
-        .filter(|f| f.kind == FlowKind::Bulk)
+        .filter(|f| matches!(f.kind, FlowKind::Bulk | FlowKind::Atsp))
         .map(|f| f.goodput_bps)
         .collect();
     if !bulk.is_empty() {

@@ -21,8 +21,14 @@ impl Simulation {
         if flow.sender_timer == Some(now) {
             flow.sender_timer = None;
         }
-        if let Endpoints::Tcp { sender, .. } = &mut flow.ends {
-            sender.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
+        match &mut flow.ends {
+            Endpoints::Tcp { sender, .. } => {
+                sender.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
+            }
+            Endpoints::Atsp { sender, .. } => {
+                sender.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
+            }
+            Endpoints::Udp { .. } => {}
         }
         self.after_endpoint(f)
     }
@@ -67,6 +73,15 @@ impl Simulation {
                 if flow.ack_timer.is_none_or(|s| t < s) {
                     flow.ack_timer = Some(t);
                     self.queue.schedule(t.max(self.now), Event::AckTimer(f));
+                }
+            }
+        }
+        if let Endpoints::Atsp { sender, .. } = &flow.ends {
+            if let Some(t) = sender.next_wakeup() {
+                let t = t.max(self.now);
+                if flow.sender_timer.is_none_or(|s| t < s) {
+                    flow.sender_timer = Some(t);
+                    self.queue.schedule(t, Event::SenderTimer(f));
                 }
             }
         }
@@ -125,6 +140,12 @@ impl Simulation {
                     self.pump(r);
                     self.after_endpoint(self.relays[r.idx()].up)?;
                 }
+            }
+            (Endpoints::Atsp { receiver, .. }, PacketKind::AtspData) => {
+                flow.delivered += receiver.on_data(&pkt, &mut em).bytes;
+            }
+            (Endpoints::Atsp { sender, .. }, PacketKind::AtspSack) => {
+                sender.on_sack(&pkt, now);
             }
             (Endpoints::Udp { sink }, PacketKind::Udp) => {
                 sink.packets += 1;

@@ -1,11 +1,13 @@
 //! Transport endpoints: TCP (one sender/receiver state machine with
-//! pluggable loss recovery and congestion control) and UDP.
+//! pluggable loss recovery and congestion control), UDP, and ATSP (a
+//! rate-based transport driven by router marks).
 //!
 //! Endpoints never touch the network directly: each transition takes an
 //! [`Emit`] to which it hands the packets it sends, and reports timer
 //! deadlines through `next_wakeup()`. The simulation routes the packets and
 //! schedules the timers.
 
+pub mod atsp;
 pub mod tcp;
 pub mod udp;
 
