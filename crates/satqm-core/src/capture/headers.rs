@@ -17,7 +17,9 @@
 //! - the SYN and SYN-ACK carry the MSS, SACK-permitted (when the connection
 //!   uses SACK) and window-scale options; later segments carry the
 //!   advertised window shifted by that scale, and ACKs their SACK blocks;
-//!   the sender, which receives no data, advertises its whole buffer.
+//!   the sender, which receives no data, advertises its whole buffer;
+//! - ATSP has no registered wire format: its packets are UDP datagrams
+//!   whose payload begins with the fields ATSP carries ([`atsp`]).
 //!
 //! The TCP header grows with its options, so a captured frame can be a few
 //! bytes longer than the packet satqm queued (which counts a 40-byte
@@ -134,6 +136,7 @@ pub fn frame(buf: &mut Vec<u8>, pkt: &Packet, (from, to): (u32, u32), wire: &Flo
             tcp(buf, pkt, wire)
         }
         PacketKind::Udp => udp(buf, pkt, wire),
+        PacketKind::AtspData | PacketKind::AtspSack => atsp(buf, pkt, wire),
     };
     let total = 20 + t.header_len + t.payload as usize;
     let ecn = if pkt.has(flags::CE) {
@@ -181,6 +184,60 @@ fn udp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
     Transport {
         proto: 17,
         header_len: 8,
+        payload,
+    }
+}
+
+/// An ATSP packet as a UDP datagram (see `transport/atsp/mod.rs` for what
+/// each field of the packet holds). The payload begins with a big-endian
+/// ATSP header:
+///
+/// - data: type 1, three zero bytes, the sender's cycle (u32), the packet
+///   number (u64) and its send time in ns (u64);
+/// - SACK: type 2, the number of missing ranges (u8), two zero bytes, the
+///   echoed cycle (u32), `rho` (IEEE-754 f64), the next packet expected in
+///   order (u64), the echoed send time in ns (u64), then each missing range
+///   of packet numbers as two u64.
+///
+/// A SACK's header can be longer than the bytes satqm counts for it
+/// (`SACK_SIZE`); the frame is then that much longer.
+fn atsp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
+    let data = pkt.kind == PacketKind::AtspData;
+    let (sport, dport) = if data {
+        (wire.port, SERVER_PORT)
+    } else {
+        (SERVER_PORT, wire.port)
+    };
+    let at = buf.len();
+    buf.extend_from_slice(&sport.to_be_bytes());
+    buf.extend_from_slice(&dport.to_be_bytes());
+    buf.extend_from_slice(&[0, 0, 0, 0]); // length (below), checksum
+    if data {
+        buf.extend_from_slice(&[1, 0, 0, 0]);
+        buf.extend_from_slice(&(pkt.rwnd as u32).to_be_bytes());
+        buf.extend_from_slice(&pkt.seq.to_be_bytes());
+        buf.extend_from_slice(&pkt.ack.to_be_bytes());
+    } else {
+        buf.extend_from_slice(&[2, pkt.n_sack, 0, 0]);
+        buf.extend_from_slice(&pkt.len.to_be_bytes());
+        buf.extend_from_slice(&pkt.rwnd.to_be_bytes());
+        buf.extend_from_slice(&pkt.ack.to_be_bytes());
+        buf.extend_from_slice(&pkt.seq.to_be_bytes());
+        for &(l, r) in pkt.sack_blocks() {
+            buf.extend_from_slice(&l.to_be_bytes());
+            buf.extend_from_slice(&r.to_be_bytes());
+        }
+    }
+    let header_len = buf.len() - at;
+    let payload = pkt
+        .size
+        .saturating_sub(crate::packet::UDP_IP_HEADER)
+        .saturating_sub((header_len - 8) as u32);
+    let udp_len = (header_len as u32 + payload).min(65_535) as u16;
+    buf[at + 4..at + 6].copy_from_slice(&udp_len.to_be_bytes());
+    Transport {
+        proto: 17,
+        header_len,
         payload,
     }
 }
@@ -331,5 +388,49 @@ mod tests {
         let tcp = &buf[34..];
         assert_eq!(tcp[13], TCP_SYN);
         assert_eq!(&tcp[20..32], &[2, 4, 3, 232, 1, 1, 4, 2, 1, 3, 3, 5]);
+    }
+
+    #[test]
+    fn atsp_packets_are_udp_datagrams_with_their_fields() {
+        let wire = FlowWire::new(2, None, false, 0);
+        let mut d = Packet::new(1, FlowId(2), NodeId(0), NodeId(5), PacketKind::AtspData);
+        d.seq = 77;
+        d.ack = 123_456_789;
+        d.rwnd = 4;
+        d.len = 1460;
+        d.size = 1500;
+        let mut buf = Vec::new();
+        assert_eq!(frame(&mut buf, &d, (0, 1), &wire), 14 + 1500);
+        let ip = &buf[14..34];
+        assert_eq!(ip[9], 17);
+        let udp = &buf[34..];
+        assert_eq!(u16::from_be_bytes([udp[0], udp[1]]), 1026);
+        assert_eq!(u16::from_be_bytes([udp[4], udp[5]]), 1480);
+        assert_eq!(udp[8], 1);
+        assert_eq!(u32::from_be_bytes(udp[12..16].try_into().unwrap()), 4);
+        assert_eq!(u64::from_be_bytes(udp[16..24].try_into().unwrap()), 77);
+        assert_eq!(
+            u64::from_be_bytes(udp[24..32].try_into().unwrap()),
+            123_456_789
+        );
+        let mut s = sum16(0, &ip[12..20]);
+        s += 17 + 1480;
+        assert_eq!(fold(sum16(s, udp)), 0, "UDP checksum verifies");
+
+        let mut k = Packet::new(2, FlowId(2), NodeId(5), NodeId(0), PacketKind::AtspSack);
+        k.size = 64;
+        k.rwnd = 0.25f64.to_bits();
+        k.ack = 70;
+        k.n_sack = 1;
+        k.sack[0] = (71, 73);
+        frame(&mut buf, &k, (5, 4), &wire);
+        let udp = &buf[34..];
+        assert_eq!(u16::from_be_bytes([udp[2], udp[3]]), 1026, "to the sender");
+        assert_eq!(&udp[8..10], &[2, 1]);
+        let rho = f64::from_bits(u64::from_be_bytes(udp[16..24].try_into().unwrap()));
+        assert_eq!(rho, 0.25);
+        assert_eq!(u64::from_be_bytes(udp[24..32].try_into().unwrap()), 70);
+        assert_eq!(u64::from_be_bytes(udp[40..48].try_into().unwrap()), 71);
+        assert_eq!(u64::from_be_bytes(udp[48..56].try_into().unwrap()), 73);
     }
 }

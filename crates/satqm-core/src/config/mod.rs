@@ -143,7 +143,7 @@ impl Scenario {
             max_memory: run.max_memory,
             log_drops: run.log_drops,
             trace_cwnd,
-            trace_seq: simulation::trace_seq(&raw.simulation, n_flows)?,
+            trace_seq: simulation::trace_seq(&raw.simulation, &traffic)?,
             capture: simulation::capture(&raw.simulation, run.duration)?,
             topology,
             traffic,

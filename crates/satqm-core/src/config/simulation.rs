@@ -8,6 +8,7 @@ use crate::time::SimTime;
 use crate::units::{int_in, quantity_bytes, quantity_time, Quantity};
 
 use super::raw::RawSimulation;
+use super::traffic::{Traffic, TrafficKind};
 
 /// Most samples a run may record per monitored link.
 const MAX_SAMPLES: u64 = 10_000_000;
@@ -150,9 +151,35 @@ pub(super) fn trace_cwnd(sim: &RawSimulation, n_flows: usize) -> Result<Vec<u32>
 }
 
 /// The flows whose packets are recorded for sequence graphs
-/// (`simulation.trace_seq`).
-pub(super) fn trace_seq(sim: &RawSimulation, n_flows: usize) -> Result<Vec<u32>, ConfigError> {
-    flow_ids(sim.trace_seq.as_deref(), "trace_seq", n_flows)
+/// (`simulation.trace_seq`): TCP connections only, since the graph is of
+/// TCP's sequence space.
+pub(super) fn trace_seq(sim: &RawSimulation, traffic: &[Traffic]) -> Result<Vec<u32>, ConfigError> {
+    let n_flows = traffic.iter().map(|t| t.pairs.len()).sum();
+    let ids = flow_ids(sim.trace_seq.as_deref(), "trace_seq", n_flows)?;
+    for (i, &f) in ids.iter().enumerate() {
+        let mut first = 0;
+        for (e, t) in traffic.iter().enumerate() {
+            let n = t.pairs.len() as u32;
+            if f < first + n {
+                let kind = match t.kind {
+                    TrafficKind::Cbr { .. } => Some("cbr"),
+                    TrafficKind::Atsp(_) => Some("atsp"),
+                    _ => None,
+                };
+                if let Some(kind) = kind {
+                    return Err(ConfigError::new(
+                        format!("simulation.trace_seq[{i}]"),
+                        format!(
+                            "flow {f} is a {kind} flow (traffic[{e}]): sequence graphs are of TCP connections"
+                        ),
+                    ));
+                }
+                break;
+            }
+            first += n;
+        }
+    }
+    Ok(ids)
 }
 
 fn flow_ids(ids: Option<&[i64]>, key: &str, n_flows: usize) -> Result<Vec<u32>, ConfigError> {
@@ -170,6 +197,18 @@ fn flow_ids(ids: Option<&[i64]>, key: &str, n_flows: usize) -> Result<Vec<u32>, 
 #[cfg(test)]
 mod tests {
     use crate::config::testing::{err, BASE};
+
+    #[test]
+    fn sequence_traces_are_of_tcp_flows() {
+        let cbr = BASE.replace(
+            "duration = \"10 s\"",
+            "duration = \"10 s\"\ntrace_seq = [3]",
+        ) + "[[traffic]]\nkind = \"cbr\"\npairs = 0\nrate = \"1 Mbps\"\n";
+        assert_eq!(
+            err(&cbr),
+            "simulation.trace_seq[0]: flow 3 is a cbr flow (traffic[1]): sequence graphs are of TCP connections"
+        );
+    }
 
     #[test]
     fn run_settings_are_bounded() {
