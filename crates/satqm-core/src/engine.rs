@@ -46,9 +46,11 @@ struct Entry {
 }
 
 impl Entry {
-    #[inline]
-    fn before(&self, other: &Entry) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
+    /// `(time, seq)` as one integer: comparing it is one wide comparison
+    /// instead of a lexicographic pair of branches.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time.0 as u128) << 64) | self.seq as u128
     }
 }
 
@@ -74,18 +76,21 @@ impl EventQueue {
         let seq = self.next_seq;
         self.next_seq += 1;
         let e = Entry { time, seq, event };
+        let key = e.key();
         // Sift up, moving parents down into the hole.
         let mut i = self.heap.len();
         self.heap.push(e);
+        let heap = &mut self.heap[..];
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if !e.before(&self.heap[parent]) {
+            let p = heap[parent];
+            if key >= p.key() {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            heap[i] = p;
             i = parent;
         }
-        self.heap[i] = e;
+        heap[i] = e;
     }
 
     /// Time of the next event, if any.
@@ -98,27 +103,41 @@ impl EventQueue {
         let last = self.heap.pop().expect("non-empty");
         let n = self.heap.len();
         if n > 0 {
-            // Sift the last entry down from the root.
+            // Bottom-up removal (Floyd): move the smallest child into the
+            // hole down to a leaf, then sift the last entry up from there.
+            // The last entry is a leaf's, so it rarely climbs far; this
+            // saves comparing it with every level's smallest child.
+            let heap = &mut self.heap[..];
             let mut i = 0;
             loop {
                 let first = i * ARITY + 1;
                 if first >= n {
                     break;
                 }
-                let end = (first + ARITY).min(n);
-                let mut best = first;
-                for c in first + 1..end {
-                    if self.heap[c].before(&self.heap[best]) {
-                        best = c;
+                let kids = &heap[first..(first + ARITY).min(n)];
+                let mut best = 0;
+                let mut best_key = kids[0].key();
+                for (j, k) in kids.iter().enumerate().skip(1) {
+                    let key = k.key();
+                    if key < best_key {
+                        best = j;
+                        best_key = key;
                     }
                 }
-                if !self.heap[best].before(&last) {
+                heap[i] = kids[best];
+                i = first + best;
+            }
+            let key = last.key();
+            while i > 0 {
+                let parent = (i - 1) / ARITY;
+                let p = heap[parent];
+                if key >= p.key() {
                     break;
                 }
-                self.heap[i] = self.heap[best];
-                i = best;
+                heap[i] = p;
+                i = parent;
             }
-            self.heap[i] = last;
+            heap[i] = last;
         }
         self.processed += 1;
         Some((top.time, top.event))
