@@ -188,6 +188,19 @@ impl EventQueue {
         }
     }
 
+    /// The next event if it is due at or before `limit` (the run loop's
+    /// peek and pop in one look at the two heads).
+    #[inline]
+    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, Event)> {
+        let heap = self.first()?;
+        if heap.v[0].time > limit {
+            return None;
+        }
+        let e = heap.pop().expect("non-empty");
+        self.processed += 1;
+        Some((e.time, e.event))
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         let e = self.first()?.pop().expect("non-empty");
