@@ -71,7 +71,7 @@ impl Heap {
         self.v.first().map(Entry::key)
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, e: Entry) {
         let key = e.key();
         // Sift up, moving parents down into the hole.
