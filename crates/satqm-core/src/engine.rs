@@ -1,4 +1,5 @@
-//! The event queue: a binary heap ordered by `(time, sequence)`.
+//! The event queue: events ordered by `(time, sequence)`, kept in two
+//! 4-ary heaps (see [`EventQueue`]).
 //!
 //! Ties in time resolve in insertion order, so a run is a pure function of
 //! its scenario and seed. Events are a small enum (see [`Event`]) that the
