@@ -20,7 +20,7 @@
 #[path = "common.rs"]
 mod common;
 
-use common::peak_rss_kb;
+use common::{cpu_s, peak_rss_kb};
 use std::process::Command;
 use std::time::Instant;
 
@@ -83,15 +83,6 @@ fn rss_kb() -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
         .unwrap_or(0)
-}
-
-/// CPU time this process has run so far, seconds (`/proc/self/schedstat`):
-/// on a machine shared with other work it is steadier than wall time.
-fn cpu_s() -> f64 {
-    std::fs::read_to_string("/proc/self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |ns| ns * 1e-9)
 }
 
 fn run_case(n: u32, rate_mbps: u64) {
