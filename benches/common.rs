@@ -12,3 +12,13 @@ pub fn peak_rss_kb() -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// CPU time this process has run so far, seconds (`/proc/self/schedstat`,
+/// nanoseconds); 0 where it is not available. On a machine shared with
+/// other work it is steadier than wall time.
+pub fn cpu_s() -> f64 {
+    std::fs::read_to_string("/proc/self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns * 1e-9)
+}

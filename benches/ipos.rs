@@ -4,14 +4,14 @@
 //! plus 20 simulated minutes — one run of `satqm reproduce avqred`.
 //!
 //! Run: `cargo bench -p satqm-core --bench ipos` (prints a Markdown table for
-//! BENCHMARKS.md). Each case runs in its own process (one core) so that peak
+//! BENCHMARKS.md, with the process's CPU time beside the wall time). Each case runs in its own process (one core) so that peak
 //! memory (VmHWM) belongs to that case alone; each is repeated and the best
 //! wall time kept.
 
 #[path = "common.rs"]
 mod common;
 
-use common::peak_rss_kb;
+use common::{cpu_s, peak_rss_kb};
 use std::process::Command;
 use std::time::Instant;
 
@@ -45,13 +45,15 @@ fn scenario(aqm: &str) -> String {
 fn run_case(aqm: &str) {
     let text = scenario(aqm);
     let mut best = f64::INFINITY;
+    let mut best_cpu = f64::INFINITY;
     let mut out = (0.0, 0.0, 0.0, 0.0);
     for _ in 0..REPEATS {
-        let t0 = Instant::now();
+        let (t0, c0) = (Instant::now(), cpu_s());
         let mut sim = satqm_core::Simulation::from_toml(&text).expect("valid scenario");
         sim.run().expect("run");
         let wall = t0.elapsed().as_secs_f64();
         best = best.min(wall);
+        best_cpu = best_cpu.min(cpu_s() - c0);
         let s = sim.summary();
         out = (
             s.duration_s,
@@ -61,7 +63,7 @@ fn run_case(aqm: &str) {
         );
     }
     println!(
-        "{best} {} {} {} {} {}",
+        "{best} {} {} {} {} {} {best_cpu}",
         out.0,
         out.1,
         out.2,
@@ -77,8 +79,8 @@ fn main() {
         return;
     }
     let exe = std::env::current_exe().unwrap();
-    println!("| AQM | simulated s | wall s | downlink packets | packets / wall s | events / wall s | pages completed | peak RSS MB |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| AQM | simulated s | wall s | CPU s | downlink packets | packets / wall s | events / wall s | pages completed | peak RSS MB |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (aqm, _) in AQMS {
         let out = Command::new(&exe).args(["--case", aqm]).output().unwrap();
         assert!(
@@ -90,9 +92,9 @@ fn main() {
             .split_whitespace()
             .map(|x| x.parse().unwrap())
             .collect();
-        let (wall, secs, pk, ev, pages, rss) = (v[0], v[1], v[2], v[3], v[4], v[5]);
+        let (wall, secs, pk, ev, pages, rss, cpu) = (v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
         println!(
-            "| {aqm} | {secs:.0} | {wall:.2} | {pk:.0} | {:.0} | {:.0} | {pages:.0} | {:.1} |",
+            "| {aqm} | {secs:.0} | {wall:.2} | {cpu:.2} | {pk:.0} | {:.0} | {:.0} | {pages:.0} | {:.1} |",
             pk / wall,
             ev / wall,
             rss / 1024.0

@@ -1,4 +1,5 @@
-//! The event queue: a binary heap ordered by `(time, sequence)`.
+//! The event queue: events ordered by `(time, sequence)`, kept in two
+//! 4-ary heaps (see [`EventQueue`]).
 //!
 //! Ties in time resolve in insertion order, so a run is a pure function of
 //! its scenario and seed. Events are a small enum (see [`Event`]) that the
@@ -46,9 +47,11 @@ struct Entry {
 }
 
 impl Entry {
-    #[inline]
-    fn before(&self, other: &Entry) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
+    /// `(time, seq)` as one integer: comparing it is one wide comparison
+    /// instead of a lexicographic pair of branches.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time.0 as u128) << 64) | self.seq as u128
     }
 }
 
@@ -57,10 +60,96 @@ impl Entry {
 /// popping events is the simulator's hottest loop.
 const ARITY: usize = 4;
 
-/// Pending events: an implicit 4-ary min-heap on `(time, seq)`.
+/// An implicit 4-ary min-heap of entries on `(time, seq)`.
+#[derive(Debug, Default)]
+struct Heap {
+    v: Vec<Entry>,
+}
+
+impl Heap {
+    #[inline]
+    fn peek_key(&self) -> Option<u128> {
+        self.v.first().map(Entry::key)
+    }
+
+    #[inline(always)]
+    fn push(&mut self, e: Entry) {
+        let key = e.key();
+        // Sift up, moving parents down into the hole.
+        let mut i = self.v.len();
+        self.v.push(e);
+        let heap = &mut self.v[..];
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            let p = heap[parent];
+            if key >= p.key() {
+                break;
+            }
+            heap[i] = p;
+            i = parent;
+        }
+        heap[i] = e;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry> {
+        let top = *self.v.first()?;
+        let last = self.v.pop().expect("non-empty");
+        let n = self.v.len();
+        if n > 0 {
+            // Bottom-up removal (Floyd): move the smallest child into the
+            // hole down to a leaf, then sift the last entry up from there.
+            // The last entry is a leaf's, so it rarely climbs far; this
+            // saves comparing it with every level's smallest child.
+            let heap = &mut self.v[..];
+            let mut i = 0;
+            loop {
+                let first = i * ARITY + 1;
+                if first >= n {
+                    break;
+                }
+                let kids = &heap[first..(first + ARITY).min(n)];
+                let mut best = 0;
+                let mut best_key = kids[0].key();
+                for (j, k) in kids.iter().enumerate().skip(1) {
+                    let key = k.key();
+                    if key < best_key {
+                        best = j;
+                        best_key = key;
+                    }
+                }
+                heap[i] = kids[best];
+                i = first + best;
+            }
+            let key = last.key();
+            while i > 0 {
+                let parent = (i - 1) / ARITY;
+                let p = heap[parent];
+                if key >= p.key() {
+                    break;
+                }
+                heap[i] = p;
+                i = parent;
+            }
+            heap[i] = last;
+        }
+        Some(top)
+    }
+}
+
+/// Pending events, popped in `(time, seq)` order.
+///
+/// Two heaps share one sequence counter: the TCP endpoints' timers (one or
+/// two per connection, mostly far in the future) and everything else
+/// (the links' transmitters and delay lines, applications, the sampler).
+/// With many connections the timers are most of the pending events but a
+/// small share of the popped ones, so keeping them apart makes the heap
+/// that serves nearly every event shallow. The order of events is the one
+/// a single heap gives: the smaller of the two heads goes first.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    net: Heap,
+    timers: Heap,
     next_seq: u64,
     processed: u64,
 }
@@ -70,66 +159,62 @@ impl EventQueue {
         Self::default()
     }
 
+    #[inline]
     pub fn schedule(&mut self, time: SimTime, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let e = Entry { time, seq, event };
-        // Sift up, moving parents down into the hole.
-        let mut i = self.heap.len();
-        self.heap.push(e);
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            if !e.before(&self.heap[parent]) {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
+        match event {
+            Event::SenderTimer(_) | Event::AckTimer(_) => self.timers.push(e),
+            _ => self.net.push(e),
         }
-        self.heap[i] = e;
+    }
+
+    /// The heap whose head comes first (`None` if both are empty).
+    #[inline]
+    fn first(&mut self) -> Option<&mut Heap> {
+        match (self.net.peek_key(), self.timers.peek_key()) {
+            (Some(a), Some(b)) if b < a => Some(&mut self.timers),
+            (Some(_), _) => Some(&mut self.net),
+            (None, Some(_)) => Some(&mut self.timers),
+            (None, None) => None,
+        }
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|e| e.time)
+        match (self.net.v.first(), self.timers.v.first()) {
+            (Some(a), Some(b)) => Some(a.time.min(b.time)),
+            (a, b) => a.or(b).map(|e| e.time),
+        }
     }
 
-    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("non-empty");
-        let n = self.heap.len();
-        if n > 0 {
-            // Sift the last entry down from the root.
-            let mut i = 0;
-            loop {
-                let first = i * ARITY + 1;
-                if first >= n {
-                    break;
-                }
-                let end = (first + ARITY).min(n);
-                let mut best = first;
-                for c in first + 1..end {
-                    if self.heap[c].before(&self.heap[best]) {
-                        best = c;
-                    }
-                }
-                if !self.heap[best].before(&last) {
-                    break;
-                }
-                self.heap[i] = self.heap[best];
-                i = best;
-            }
-            self.heap[i] = last;
+    /// The next event if it is due at or before `limit` (the run loop's
+    /// peek and pop in one look at the two heads).
+    #[inline]
+    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, Event)> {
+        let heap = self.first()?;
+        if heap.v[0].time > limit {
+            return None;
         }
+        let e = heap.pop().expect("non-empty");
         self.processed += 1;
-        Some((top.time, top.event))
+        Some((e.time, e.event))
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+        let e = self.first()?.pop().expect("non-empty");
+        self.processed += 1;
+        Some((e.time, e.event))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.net.v.len() + self.timers.v.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Events popped so far.
@@ -164,6 +249,12 @@ mod tests {
 
     #[test]
     fn matches_a_sorted_order_on_random_input() {
+        // Timers and other events live in two heaps: mix them.
+        let ev = |s: u32| match s % 3 {
+            0 => Event::TxDone(LinkId(s)),
+            1 => Event::SenderTimer(FlowId(s)),
+            _ => Event::AckTimer(FlowId(s)),
+        };
         let mut rng = crate::rng::Rng::stream(3, "heap", 0);
         let mut q = EventQueue::new();
         let mut expected = Vec::new();
@@ -171,7 +262,7 @@ mod tests {
         for round in 0..200 {
             for _ in 0..(round % 7 + 1) {
                 let t = SimTime(rng.uniform_u64(0, 50));
-                q.schedule(t, Event::TxDone(LinkId(seq)));
+                q.schedule(t, ev(seq));
                 expected.push((t, seq));
                 seq += 1;
             }
@@ -181,12 +272,12 @@ mod tests {
                     break;
                 }
                 let (t, s) = expected.remove(0);
-                assert_eq!(q.pop(), Some((t, Event::TxDone(LinkId(s)))));
+                assert_eq!(q.pop(), Some((t, ev(s))));
             }
         }
         expected.sort();
         for (t, s) in expected {
-            assert_eq!(q.pop(), Some((t, Event::TxDone(LinkId(s)))));
+            assert_eq!(q.pop(), Some((t, ev(s))));
         }
         assert!(q.is_empty());
     }

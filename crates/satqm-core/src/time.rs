@@ -80,7 +80,14 @@ impl Rate {
     }
 
     /// Time to serialize `bytes` at this rate: `ceil(bytes * 8 * 1e9 / rate)` ns.
+    #[inline]
     pub fn tx_time(self, bytes: u32) -> SimTime {
+        // In 64 bits whenever the product fits (every real packet: it is a
+        // hardware division instead of a 128-bit one in software); the
+        // quotient is the same either way.
+        if let Some(bits) = (bytes as u64).checked_mul(8_000_000_000) {
+            return SimTime(bits.div_ceil(self.0));
+        }
         let bits = bytes as u128 * 8 * 1_000_000_000;
         let r = self.0 as u128;
         SimTime(bits.div_ceil(r) as u64)
@@ -96,6 +103,15 @@ mod tests {
         assert_eq!(Rate(20_000_000).tx_time(1500), SimTime::from_us(600));
         assert_eq!(Rate(10_000_000).tx_time(1500), SimTime::from_us(1200));
         assert_eq!(Rate(100_000_000).tx_time(40), SimTime::from_ns(3200));
+        // Sizes whose bit count overflows 64 bits take the wide path.
+        assert_eq!(
+            Rate(8_000_000_000).tx_time(u32::MAX),
+            SimTime(u32::MAX as u64)
+        );
+        assert_eq!(
+            Rate(3_000_000_007).tx_time(u32::MAX),
+            SimTime((u32::MAX as u128 * 8_000_000_000).div_ceil(3_000_000_007) as u64)
+        );
         // 1 byte at 3 bit/s: 8/3 s, rounded up to the next nanosecond
         assert_eq!(Rate(3).tx_time(1), SimTime::from_ns(2_666_666_667));
     }

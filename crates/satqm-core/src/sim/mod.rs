@@ -222,19 +222,16 @@ impl Simulation {
     /// `max_events` have been processed (`n` counts them); false if the
     /// budget ran out first.
     fn run_events(&mut self, limit: SimTime, max_events: u64, n: &mut u64) -> Result<bool> {
-        while let Some(tn) = self.queue.peek_time() {
-            if tn > limit {
-                break;
-            }
-            if *n == max_events {
-                return Ok(false);
-            }
-            let (time, ev) = self.queue.pop().expect("peeked");
+        while *n < max_events {
+            let Some((time, ev)) = self.queue.pop_until(limit) else {
+                return Ok(true);
+            };
             self.now = time;
             self.dispatch(ev)?;
             *n += 1;
         }
-        Ok(true)
+        // The budget ran out: done only if nothing else is due by `limit`.
+        Ok(self.queue.peek_time().is_none_or(|t| t > limit))
     }
 
     pub fn run(&mut self) -> Result<()> {

@@ -192,11 +192,14 @@ impl TcpSender {
 
     /// When the sender next needs [`on_timer`](Self::on_timer).
     pub fn next_wakeup(&self) -> Option<SimTime> {
+        // The earliest of the three, written out: this runs after every
+        // event a sender handles.
+        let min = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
         let pace = self.pace_blocked.then_some(self.pace_next);
-        [self.rto_deadline, pace, self.ecn_hold_until]
-            .into_iter()
-            .flatten()
-            .min()
+        min(min(self.rto_deadline, pace), self.ecn_hold_until)
     }
 
     /// A segment this sender emitted has only now left its host: it waited
