@@ -164,6 +164,8 @@ pub struct RawTcp {
     pub dupack_threshold: Option<i64>,
     pub hybla_rtt0: Option<Quantity>,
     pub fixed_window: Option<Quantity>,
+    pub initial_ssthresh: Option<Quantity>,
+    pub profile: Option<String>,
 }
 
 /// Selects dumbbell pairs: `"all"`, one index, or a list of indices.

@@ -88,7 +88,7 @@ impl TcpSender {
             peer_rwnd: cfg.max_advertised_window(),
             win: Window {
                 cwnd,
-                ssthresh: f64::INFINITY,
+                ssthresh: cfg.initial_ssthresh.map_or(f64::INFINITY, |b| b as f64),
             },
             cc,
             rec: AnyRecovery::new(cfg.recovery, cfg.dupack_threshold, cfg.mss),
