@@ -40,6 +40,14 @@ pub struct RawPep {
     /// TCP options of the connections the PEP opens downstream (overrides
     /// of `[tcp]`).
     pub tcp: Option<RawTcp>,
+    /// Order in which held-back backbone packets enter the transmit queue.
+    pub scheduling: Option<String>,
+    pub quantum: Option<Quantity>,
+    pub pace_rate: Option<Quantity>,
+    pub backbone_header: Option<i64>,
+    pub packet_overhead: Option<i64>,
+    pub frame_size: Option<Quantity>,
+    pub frame_overhead: Option<i64>,
 }
 
 /// One active queue management instance: its placement, mode, and the

@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use super::framing::Framing;
 use super::port::{Admitted, PlacedAqm, Port, PortSink};
 use crate::aqm::QueueView;
 use crate::engine::Event;
@@ -61,6 +62,8 @@ pub struct Link {
     pub rng: Rng,
     /// Whether the periodic sampler records this link.
     pub monitored: bool,
+    /// Encapsulation and frame overhead counted at the link rate.
+    pub framing: Framing,
 }
 
 impl Link {
@@ -123,6 +126,7 @@ impl Link {
             self.transmit(l, now, pkt, index, sink);
             self.port.wake_if_waiting(l, sink);
         }
+        self.port.rearm(l, sink);
     }
 
     /// Start serializing `pkt` now; it goes on the delay line at once with
@@ -136,9 +140,14 @@ impl Link {
         index: u64,
         sink: &mut impl PortSink,
     ) {
-        let end = self
-            .port
-            .start_tx(now, self.rate.tx_time(pkt.size), pkt.size);
+        let wire = if self.framing.is_none() {
+            pkt.size
+        } else {
+            // A transmitter that was idle has closed its frame.
+            let fresh = now > self.port.busy_until();
+            self.framing.wire_bytes(pkt.size, fresh)
+        };
+        let end = self.port.start_tx(now, self.rate.tx_time(wire), pkt.size);
         if self.loss > 0.0 && self.rng.chance(self.loss) {
             self.port.erased(&pkt, index, sink);
             return;

@@ -108,6 +108,7 @@ impl Built {
             last_arrival: Default::default(),
             rng: Rng::stream(seed, "link", index),
             monitored,
+            framing: Default::default(),
         });
     }
 }

@@ -6,6 +6,7 @@
 //! The sender and receiver read these; `config/tcp.rs` builds them from a
 //! scenario file.
 
+use crate::packet::TCP_IP_HEADER;
 use crate::time::{Rate, SimTime};
 
 /// How the sender detects and repairs losses.
@@ -54,6 +55,9 @@ pub struct TcpConfig {
     /// Slow start threshold before the first loss, bytes; `None`: no limit
     /// (RFC 5681 allows an arbitrarily high value; ns-2 starts at 64 KB).
     pub initial_ssthresh: Option<u64>,
+    /// Header bytes of a data segment: 40 for TCP/IP; a PEP's backbone
+    /// protocol may send less (`[[pep]] backbone_header`).
+    pub header: u32,
 }
 
 /// What a connection gets from keys a scenario leaves out.
@@ -76,6 +80,7 @@ impl Default for TcpConfig {
             handshake: true,
             dupack_threshold: 3,
             initial_ssthresh: None,
+            header: TCP_IP_HEADER,
         }
     }
 }

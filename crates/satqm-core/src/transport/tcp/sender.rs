@@ -480,7 +480,7 @@ impl TcpSender {
         let mut p = em.packet(self.flow, self.src, self.dst, PacketKind::TcpData);
         p.seq = start;
         p.len = len;
-        p.size = len + TCP_IP_HEADER;
+        p.size = len + self.cfg.header;
         if self.cfg.ecn && !retx {
             p.flags |= flags::ECT;
         }
