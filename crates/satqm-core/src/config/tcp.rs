@@ -20,6 +20,20 @@ pub(super) fn tcp_for(
     path: &str,
 ) -> Result<TcpConfig, ConfigError> {
     match over {
+        Some(o) if o.profile.is_some() => {
+            // The entry's profile replaces what `[tcp]` says for the keys
+            // a profile sets; the entry's own keys still override it.
+            let base = RawTcp {
+                recovery: None,
+                initial_window: None,
+                delayed_ack_timeout: None,
+                min_rto: None,
+                max_rto: None,
+                initial_rto: None,
+                ..base.clone()
+            };
+            tcp_config(&overlay(&base, o), path)
+        }
         Some(o) => tcp_config(&overlay(base, o), path),
         None => tcp_config(base, path),
     }
@@ -256,7 +270,16 @@ mod tests {
         assert_eq!(t.delayed_ack_timeout, SimTime::from_ms(40));
         assert_eq!(t.initial_window, 3, "RFC 3390 at an MSS of 1460");
         assert!(t.delayed_ack && t.window_scaling && t.initial_ssthresh.is_none());
+        // An entry's profile replaces what [tcp] says for the keys it sets.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux-2009\"\n\n[tcp]\nrecovery = \"newreno\"\ninitial_window = 2\nmss = 1400\n"
+        ));
+        assert_eq!(
+            (t.recovery, t.initial_window, t.mss),
+            (Recovery::Sack, 3, 1400)
+        );
         // RFC 3390 follows the MSS; keys the scenario sets override the profile.
+
         let t = bulk_tcp(&format!(
             "{BASE}\n[traffic.tcp]\nprofile = \"linux-2009\"\nmss = 1000\nmin_rto = \"1 s\"\n"
         ));
