@@ -121,6 +121,12 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
                 "must be at least two MSS (RFC 5681)",
             ));
         }
+        if matches!(c.cc, CcKind::Fixed { .. }) {
+            return Err(ConfigError::new(
+                format!("{path}.initial_ssthresh"),
+                "is not used with cc = \"fixed\" (no slow start)",
+            ));
+        }
         c.initial_ssthresh = Some(b);
     }
     Ok(c)
@@ -316,6 +322,12 @@ mod tests {
         assert_eq!(
             err(&format!("{BASE}\n[tcp]\ninitial_ssthresh = 100\n")),
             "tcp.initial_ssthresh: must be at least two MSS (RFC 5681)"
+        );
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[tcp]\ninitial_ssthresh = \"64 KB\"\ncc = \"fixed\"\nfixed_window = \"1 MB\"\n"
+            )),
+            "tcp.initial_ssthresh: is not used with cc = \"fixed\" (no slow start)"
         );
         assert_eq!(
             err(&format!("{BASE}\n[traffic.tcp]\nprofile = \"bsd\"\n")),
