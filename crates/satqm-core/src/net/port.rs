@@ -368,10 +368,10 @@ impl Port {
             self.rearm(l, sink);
             return Admitted::Done;
         }
-        if local {
-            self.held.entered(now, pkt.size);
-        }
         if self.idle(now) {
+            if local {
+                self.held.entered(now, pkt.size);
+            }
             // Straight through: it joins and leaves the queue at once.
             let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, aqms);
             if self.act(verdict, ecn, &mut pkt, index, sink).admitted() {
@@ -393,6 +393,9 @@ impl Port {
                 self.count(&pkt, index, DropReason::Overflow, sink);
             }
             return Admitted::Done;
+        }
+        if local {
+            self.held.entered(now, pkt.size);
         }
         self.bytes += pkt.size as u64;
         self.queue.push(
