@@ -69,6 +69,7 @@ impl Held {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         match &self.order {
             Order::Fifo(q) => q.len(),
@@ -76,6 +77,7 @@ impl Held {
         }
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -89,6 +91,7 @@ impl Held {
     }
 
     /// The packet to let in next.
+    #[inline]
     pub fn front(&mut self) -> Option<Packet> {
         match &mut self.order {
             Order::Fifo(q) => q.front().map(|&(p, _)| p),
@@ -96,6 +99,16 @@ impl Held {
         }
     }
 
+    /// The size of the packet to let in next.
+    #[inline]
+    pub fn front_size(&mut self) -> Option<u32> {
+        match &mut self.order {
+            Order::Fifo(q) => q.front().map(|(p, _)| p.size),
+            Order::Drr(d) => d.front().map(|p| p.size),
+        }
+    }
+
+    #[inline]
     pub fn pop_front(&mut self) -> Option<(Packet, u64)> {
         match &mut self.order {
             Order::Fifo(q) => q.pop_front(),

@@ -232,9 +232,14 @@ impl Port {
     /// Would `pkt` fit in the buffer?
     #[inline]
     pub fn fits(&self, pkt: &Packet) -> bool {
+        self.fits_size(pkt.size)
+    }
+
+    #[inline]
+    fn fits_size(&self, size: u32) -> bool {
         match self.limit {
             BufferLimit::Packets(n) => self.queue.len() < n as usize,
-            BufferLimit::Bytes(b) => self.bytes + pkt.size as u64 <= b,
+            BufferLimit::Bytes(b) => self.bytes + size as u64 <= b,
         }
     }
 
@@ -543,8 +548,8 @@ impl Port {
     /// Room again: let held-back packets in, in order; their senders learn
     /// that they have left the host.
     fn admit_held(&mut self, now: SimTime, sink: &mut impl PortSink) {
-        while let Some(p) = self.held.front() {
-            if !self.fits(&p) || !self.held.pace_ok(now) {
+        while let Some(size) = self.held.front_size() {
+            if !self.fits_size(size) || !self.held.pace_ok(now) {
                 break;
             }
             let (p, index) = self.held.pop_front().expect("front");
@@ -567,6 +572,7 @@ impl Port {
     /// A paced port with no `TxDone` pending: wake at the end of the
     /// serialization if packets wait, else when the pacer lets the next
     /// held packet in.
+    #[inline]
     pub fn rearm(&mut self, l: LinkId, sink: &mut impl PortSink) {
         if self.txdone_pending || !self.held.paced() {
             return;
