@@ -88,6 +88,7 @@ max_rto = "60 s"
 initial_rto = "1 s"
 handshake = true
 dupack_threshold = 3
+profile = "rfc"
 
 [[traffic]]
 kind = "bulk"

@@ -87,67 +87,212 @@ SCENARIOS: dict[str, list[Scenario]] = {
     ],
     "red": [
         _s("pkt", {"min_th": 5, "max_th": 15, "w_q": 0.02}, 2_000_000, 40_000, STD, 8.0),
-        _s("gentle-drop", {"min_th": 5, "max_th": 15, "w_q": 0.02, "gentle": True,
-                           "max_p": 0.2}, 2_000_000, 40_000, STD, 8.0, False),
-        _s("bytes", {"min_th": 5000, "max_th": 15000, "w_q": 0.01, "byte_mode": True,
-                     "mean_packet_size": 1000}, 2_000_000, 40_000, STD, 8.0),
+        _s(
+            "gentle-drop",
+            {"min_th": 5, "max_th": 15, "w_q": 0.02, "gentle": True, "max_p": 0.2},
+            2_000_000,
+            40_000,
+            STD,
+            8.0,
+            False,
+        ),
+        _s(
+            "bytes",
+            {
+                "min_th": 5000,
+                "max_th": 15000,
+                "w_q": 0.01,
+                "byte_mode": True,
+                "mean_packet_size": 1000,
+            },
+            2_000_000,
+            40_000,
+            STD,
+            8.0,
+        ),
         _s("defaults", {"min_th": 3, "max_th": 9}, 2_000_000, 20_000, STD, 10.0),
     ],
     "ared": [
         _s("pkt", {"min_th": 5, "max_th": 15, "interval": 0.1}, 2_000_000, 40_000, STD, 10.0),
-        _s("fast-drop", {"min_th": 5, "max_th": 15, "w_q": 0.05, "interval": 0.05,
-                         "max_p": 0.02}, 2_000_000, 40_000, STD, 10.0, False),
-        _s("bytes", {"min_th": 5000, "max_th": 20000, "byte_mode": True, "interval": 0.2,
-                     "alpha": 0.02, "beta": 0.8}, 2_000_000, 60_000, STD, 10.0),
+        _s(
+            "fast-drop",
+            {"min_th": 5, "max_th": 15, "w_q": 0.05, "interval": 0.05, "max_p": 0.02},
+            2_000_000,
+            40_000,
+            STD,
+            10.0,
+            False,
+        ),
+        _s(
+            "bytes",
+            {
+                "min_th": 5000,
+                "max_th": 20000,
+                "byte_mode": True,
+                "interval": 0.2,
+                "alpha": 0.02,
+                "beta": 0.8,
+            },
+            2_000_000,
+            60_000,
+            STD,
+            10.0,
+        ),
     ],
     "gkvq": [
         _s("defaults", {}, 2_000_000, 30_000, STD, 10.0),
-        _s("small-drop", {"gamma": 0.9, "vq_limit": 10_000}, 2_000_000, 30_000, STD, 10.0,
-           False),
+        _s("small-drop", {"gamma": 0.9, "vq_limit": 10_000}, 2_000_000, 30_000, STD, 10.0, False),
+        _s(
+            "busy-period",
+            {"gamma": 0.95, "vq_limit": 15_000, "busy_period": True},
+            2_000_000,
+            30_000,
+            STD,
+            10.0,
+        ),
+        _s(
+            "busy-period-drop",
+            {"gamma": 0.9, "vq_limit": 10_000, "busy_period": True},
+            2_000_000,
+            30_000,
+            STD,
+            10.0,
+            False,
+        ),
     ],
     "avq": [
         _s("defaults", {}, 2_000_000, 30_000, STD, 10.0),
-        _s("fast-drop", {"gamma": 0.95, "alpha": 0.5, "vq_limit": 12_000}, 2_000_000, 30_000,
-           STD, 10.0, False),
+        _s(
+            "fast-drop",
+            {"gamma": 0.95, "alpha": 0.5, "vq_limit": 12_000},
+            2_000_000,
+            30_000,
+            STD,
+            10.0,
+            False,
+        ),
         _s("gamma1", {"gamma": 1.0, "alpha": 2.0}, 2_000_000, 30_000, STD, 10.0),
     ],
     "avqred": [
-        _s("conf", {"min_th": 5, "max_th": 15, "packet_bytes": 1500}, 10_000_000, 60_000,
-           AVQRED, 5.0),
-        _s("chapter-range-drop", {"min_th": 5, "max_th": 15, "packet_bytes": 1400,
-                                  "alpha": 0.3, "min_capacity": 4e6, "max_capacity": 12e6},
-           10_000_000, 60_000, AVQRED, 5.0, False),
-        _s("fixed-cap", {"min_th": 10, "max_th": 40, "packet_bytes": 1500,
-                         "measure_interval": 0.002, "min_capacity": 9e6,
-                         "max_capacity": 9e6}, 10_000_000, 60_000, AVQRED, 5.0),
+        _s(
+            "conf",
+            {"min_th": 5, "max_th": 15, "packet_bytes": 1500},
+            10_000_000,
+            60_000,
+            AVQRED,
+            5.0,
+        ),
+        _s(
+            "chapter-range-drop",
+            {
+                "min_th": 5,
+                "max_th": 15,
+                "packet_bytes": 1400,
+                "alpha": 0.3,
+                "min_capacity": 4e6,
+                "max_capacity": 12e6,
+            },
+            10_000_000,
+            60_000,
+            AVQRED,
+            5.0,
+            False,
+        ),
+        _s(
+            "fixed-cap",
+            {
+                "min_th": 10,
+                "max_th": 40,
+                "packet_bytes": 1500,
+                "measure_interval": 0.002,
+                "min_capacity": 9e6,
+                "max_capacity": 9e6,
+            },
+            10_000_000,
+            60_000,
+            AVQRED,
+            5.0,
+        ),
     ],
     "pi": [
-        _s("ab", {"a": 1.822e-5 * 50, "b": 1.816e-5 * 50, "q_ref": 10, "sample_rate": 160},
-           2_000_000, 60_000, STD, 10.0),
-        _s("kpki-drop", {"kp": 0.002, "ki": 0.05, "q_ref": 8, "sample_rate": 100},
-           2_000_000, 60_000, STD, 10.0, False),
-        _s("kpki-strong", {"kp": 0.01, "ki": 0.4, "q_ref": 8, "sample_rate": 100},
-           2_000_000, 60_000, STD, 10.0),
+        _s(
+            "ab",
+            {"a": 1.822e-5 * 50, "b": 1.816e-5 * 50, "q_ref": 10, "sample_rate": 160},
+            2_000_000,
+            60_000,
+            STD,
+            10.0,
+        ),
+        _s(
+            "kpki-drop",
+            {"kp": 0.002, "ki": 0.05, "q_ref": 8, "sample_rate": 100},
+            2_000_000,
+            60_000,
+            STD,
+            10.0,
+            False,
+        ),
+        _s(
+            "kpki-strong",
+            {"kp": 0.01, "ki": 0.4, "q_ref": 8, "sample_rate": 100},
+            2_000_000,
+            60_000,
+            STD,
+            10.0,
+        ),
     ],
     "rem": [
         _s("defaults", {}, 2_000_000, 60_000, STD, 10.0),
-        _s("fast-drop", {"gamma": 0.05, "phi": 1.05, "q_ref": 10, "interval": 0.005},
-           2_000_000, 60_000, STD, 10.0, False),
-        _s("strong", {"gamma": 0.01, "alpha": 0.5, "phi": 1.2, "q_ref": 5,
-                      "mean_packet_size": 500}, 2_000_000, 60_000, STD, 10.0),
+        _s(
+            "fast-drop",
+            {"gamma": 0.05, "phi": 1.05, "q_ref": 10, "interval": 0.005},
+            2_000_000,
+            60_000,
+            STD,
+            10.0,
+            False,
+        ),
+        _s(
+            "strong",
+            {"gamma": 0.01, "alpha": 0.5, "phi": 1.2, "q_ref": 5, "mean_packet_size": 500},
+            2_000_000,
+            60_000,
+            STD,
+            10.0,
+        ),
     ],
     "pie": [
         _s("defaults", {}, 2_000_000, 100_000, PIE, 12.0),
         _s("defaults-drop", {}, 2_000_000, 100_000, PIE, 12.0, False),
-        _s("tuned", {"target": 0.02, "t_update": 0.03, "max_burst": 0.1,
-                     "mark_ecn_threshold": 0.3, "alpha": 0.1, "beta": 1.0,
-                     "mean_packet_size": 1000}, 2_000_000, 100_000, PIE, 12.0),
+        _s(
+            "tuned",
+            {
+                "target": 0.02,
+                "t_update": 0.03,
+                "max_burst": 0.1,
+                "mark_ecn_threshold": 0.3,
+                "alpha": 0.1,
+                "beta": 1.0,
+                "mean_packet_size": 1000,
+            },
+            2_000_000,
+            100_000,
+            PIE,
+            12.0,
+        ),
     ],
     "codel": [
         _s("defaults-drop", {}, 5_000_000, 200_000, CODEL, 12.0, False),
         _s("defaults-mark", {}, 5_000_000, 200_000, CODEL, 12.0, True),
-        _s("tuned-drop", {"target": 0.01, "interval": 0.05, "mtu": 1000}, 5_000_000, 100_000,
-           CODEL, 12.0, False),
+        _s(
+            "tuned-drop",
+            {"target": 0.01, "interval": 0.05, "mtu": 1000},
+            5_000_000,
+            100_000,
+            CODEL,
+            12.0,
+            False,
+        ),
     ],
 }
 SEEDS = (1, 2)
@@ -155,25 +300,98 @@ SEEDS = (1, 2)
 #: branches each algorithm's traces (all scenarios and seeds together) must take
 REQUIRED: dict[str, set[str]] = {
     "droptail": {"pass"},
-    "red": {"avg_busy", "avg_idle", "below", "between", "gentle", "forced", "count_growth",
-            "cap", "early_mark", "early_pass", "byte_scale"},
-    "ared": {"avg_busy", "avg_idle", "below", "between", "gentle", "forced", "cap",
-             "early_mark", "early_pass", "maxp_up", "maxp_up_alpha", "maxp_up_quarter",
-             "maxp_down", "maxp_in_band"},
-    "gkvq": {"accept", "overflow", "drain_partial", "drain_zero", "vq_empty"},
+    "red": {
+        "avg_busy",
+        "avg_idle",
+        "below",
+        "between",
+        "gentle",
+        "forced",
+        "count_growth",
+        "cap",
+        "early_mark",
+        "early_pass",
+        "byte_scale",
+    },
+    "ared": {
+        "avg_busy",
+        "avg_idle",
+        "below",
+        "between",
+        "gentle",
+        "forced",
+        "cap",
+        "early_mark",
+        "early_pass",
+        "maxp_up",
+        "maxp_up_alpha",
+        "maxp_up_quarter",
+        "maxp_down",
+        "maxp_in_band",
+    },
+    "gkvq": {
+        "accept",
+        "overflow",
+        "drain_partial",
+        "drain_zero",
+        "vq_empty",
+        "busy_mark",
+        "busy_end",
+    },
     "avq": {"accept", "overflow", "drain_partial", "drain_zero", "cap_c", "floor_zero"},
-    "avqred": {"measure", "no_measure", "clamp_max", "clamp_min", "drain_partial",
-               "drain_zero", "below", "between", "forced", "count_growth", "cap",
-               "early_mark", "early_pass"},
+    "avqred": {
+        "measure",
+        "no_measure",
+        "clamp_max",
+        "clamp_min",
+        "drain_partial",
+        "drain_zero",
+        "below",
+        "between",
+        "forced",
+        "count_growth",
+        "cap",
+        "early_mark",
+        "early_pass",
+    },
     "pi": {"clamp_zero", "clamp_one", "in_range", "mark", "pass"},
     "rem": {"price_up", "price_down", "price_floor", "mark", "pass"},
-    "pie": {"scale_2048", "scale_512", "scale_128", "scale_32", "scale_8", "scale_2",
-            "scale_1", "cap_002", "over_250ms", "clamp_zero", "clamp_one", "decay",
-            "burst_reset", "burst_decrement", "pass_burst", "pass_low_delay",
-            "pass_two_packets", "mark", "drop", "pass_random"},
-    "codel": {"first_above_reset", "first_above_set", "above_waiting", "ok", "enter",
-              "enter_count1", "enter_reuse", "after_enter_unchecked", "leave",
-              "control_law", "dropping_wait", "idle_reset"},
+    "pie": {
+        "scale_2048",
+        "scale_512",
+        "scale_128",
+        "scale_32",
+        "scale_8",
+        "scale_2",
+        "scale_1",
+        "cap_002",
+        "over_250ms",
+        "clamp_zero",
+        "clamp_one",
+        "decay",
+        "burst_reset",
+        "burst_decrement",
+        "pass_burst",
+        "pass_low_delay",
+        "pass_two_packets",
+        "mark",
+        "drop",
+        "pass_random",
+    },
+    "codel": {
+        "first_above_reset",
+        "first_above_set",
+        "above_waiting",
+        "ok",
+        "enter",
+        "enter_count1",
+        "enter_reuse",
+        "after_enter_unchecked",
+        "leave",
+        "control_law",
+        "dropping_wait",
+        "idle_reset",
+    },
 }
 
 CASES = [
@@ -189,8 +407,7 @@ def trace(kind: str, i: int, seed: int) -> traces.Trace:
     sc = SCENARIOS[kind][i]
     oracle = make(kind, sc.params, sc.rate_bps, sc.limit_bytes)
     arrivals = traces.build_arrivals(seed, sc.rate_bps, sc.phases)
-    return traces.run(oracle, arrivals, seed=seed, duration=sc.duration,
-                      marks_join=sc.marks_join)
+    return traces.run(oracle, arrivals, seed=seed, duration=sc.duration, marks_join=sc.marks_join)
 
 
 # ---------------------------------------------------------------------------
@@ -246,9 +463,17 @@ def test_verdict_vocabulary(kind):
 
 def test_consistency_check_catches_broken_traces():
     tr = trace("red", 0, 1)
-    for idx, key, delta in ((10, "q_bytes", 1), (11, "departed_bytes", 1500), (12, "t", -10**9)):
-        broken = traces.Trace([dict(e) for e in tr.events], tr.verdicts, tr.probes, tr.hits,
-                              tr.rate_bps, tr.limit_bytes, tr.marks_join, tr.joined)
+    for idx, key, delta in ((10, "q_bytes", 1), (11, "departed_bytes", 1500), (12, "t", -(10**9))):
+        broken = traces.Trace(
+            [dict(e) for e in tr.events],
+            tr.verdicts,
+            tr.probes,
+            tr.hits,
+            tr.rate_bps,
+            tr.limit_bytes,
+            tr.marks_join,
+            tr.joined,
+        )
         broken.events[idx][key] += delta
         with pytest.raises(AssertionError):
             traces.check_consistent(broken)
@@ -283,20 +508,40 @@ R2 = 2_000_000
 
 
 def arr(t, size=1000, u=0.999999, q=0, qb=None, idle=None, dep=0):
-    return {"ev": "arrival", "t": t, "size": size, "u": u, "q_packets": q,
-            "q_bytes": q * size if qb is None else qb, "idle_since": idle,
-            "departed_bytes": dep}
+    return {
+        "ev": "arrival",
+        "t": t,
+        "size": size,
+        "u": u,
+        "q_packets": q,
+        "q_bytes": q * size if qb is None else qb,
+        "idle_since": idle,
+        "departed_bytes": dep,
+    }
 
 
 def dep(t, sojourn, q=0, qb=None, size=1500, departed=0):
-    return {"ev": "departure", "t": t, "size": size, "sojourn": sojourn, "q_packets": q,
-            "q_bytes": q * size if qb is None else qb, "idle_since": None,
-            "departed_bytes": departed}
+    return {
+        "ev": "departure",
+        "t": t,
+        "size": size,
+        "sojourn": sojourn,
+        "q_packets": q,
+        "q_bytes": q * size if qb is None else qb,
+        "idle_since": None,
+        "departed_bytes": departed,
+    }
 
 
 def tim(t, q=0, qb=0, idle=None):
-    return {"ev": "timer", "t": t, "q_packets": q, "q_bytes": qb, "idle_since": idle,
-            "departed_bytes": 0}
+    return {
+        "ev": "timer",
+        "t": t,
+        "q_packets": q,
+        "q_bytes": qb,
+        "idle_since": idle,
+        "departed_bytes": 0,
+    }
 
 
 def test_unknown_and_missing_parameters_are_refused():
@@ -316,8 +561,12 @@ def test_spec_toml_writes_times_in_ns():
     else:  # pragma: no cover
         tomllib = pytest.importorskip("tomli")
     text = spec_toml("pie", {"target": 0.015, "alpha": 0.125, "mean_packet_size": 1500})
-    assert tomllib.loads(text) == {"kind": "pie", "target": "15000000 ns", "alpha": 0.125,
-                                   "mean_packet_size": 1500}
+    assert tomllib.loads(text) == {
+        "kind": "pie",
+        "target": "15000000 ns",
+        "alpha": 0.125,
+        "mean_packet_size": 1500,
+    }
     text = spec_toml("red", {"min_th": 5, "max_th": 15, "gentle": True})
     assert tomllib.loads(text) == {"kind": "red", "min_th": 5, "max_th": 15, "gentle": True}
     assert to_ns(0.0025) == 2_500_000 and to_ns(1 / 160) == 6_250_000
@@ -374,8 +623,12 @@ def test_red_count_cap_forced_gentle_and_byte_mode():
     assert g.prob == pytest.approx(0.1 + 0.9 * 0.5)
     assert g.on_arrival(arr(0, q=20)) == "mark:forced"
     # byte mode: q in bytes, p_b scaled by size / mean_packet_size
-    b = make("red", {"min_th": 1000, "max_th": 5000, "w_q": 1.0, "byte_mode": True,
-                     "mean_packet_size": 1000}, R2, 1)
+    b = make(
+        "red",
+        {"min_th": 1000, "max_th": 5000, "w_q": 1.0, "byte_mode": True, "mean_packet_size": 1000},
+        R2,
+        1,
+    )
     b.on_arrival(arr(0, size=500, q=3, qb=3000, u=0.99))
     assert b.prob == pytest.approx(0.1 * 0.5 * 0.5)
 
@@ -430,6 +683,24 @@ def test_gkvq_by_hand():
     assert g.vq == 1000.0 and g.hits["drain_zero"] == 1
     default = make("gkvq", {}, 8_000_000, 12_345)
     assert default.vq_limit == 12_345 and default.gamma == 0.98
+    assert not default.busy_period
+
+
+def test_gkvq_busy_period_by_hand():
+    g = make("gkvq", {"gamma": 0.5, "vq_limit": 3000, "busy_period": True}, 8_000_000, 99_999)
+    # drain rate 0.5 byte/us, as above
+    assert g.on_arrival(arr(0, size=1500)) == "pass"
+    assert g.on_arrival(arr(0, size=1500)) == "pass"
+    assert g.on_arrival(arr(0, size=100)) == "mark:early"  # overflow: a marking period
+    assert g.on_arrival(arr(1 * MS, size=100)) == "mark:early"  # fits (2600), still marked
+    assert g.vq == pytest.approx(2600.0)
+    assert g.on_arrival(arr(5 * MS, size=100)) == "mark:early"  # 600 B left: still busy
+    assert g.on_arrival(arr(20 * MS, size=100)) == "pass"  # found empty: the period ends
+    assert g.hits["busy_end"] == 1 and g.hits["busy_mark"] == 2
+    plain = make("gkvq", {"gamma": 0.5, "vq_limit": 3000}, 8_000_000, 99_999)
+    verdicts = [plain.on_arrival(arr(t, size=s)) for t, s in ((0, 1500), (0, 1500), (0, 100))]
+    assert verdicts == ["pass", "pass", "mark:early"]
+    assert plain.on_arrival(arr(1 * MS, size=100)) == "pass"  # only overflows are marked
 
 
 def test_avq_by_hand():
@@ -462,8 +733,12 @@ def test_avq_by_hand():
 
 def test_avqred_1ms_rule_drain_and_thresholds():
     rate = 12_000_000
-    r = make("avqred", {"min_th": 2, "max_th": 4, "packet_bytes": 1500, "alpha": 0.5,
-                        "min_capacity": 1e6}, rate, 99_999)
+    r = make(
+        "avqred",
+        {"min_th": 2, "max_th": 4, "packet_bytes": 1500, "alpha": 0.5, "min_capacity": 1e6},
+        rate,
+        99_999,
+    )
     # arrivals 0.5 ms apart never drain: last_measure stays at 0 until > 1 ms
     for k in range(2):
         assert r.on_arrival(arr(k * 500_000, size=1500, dep=3000 * k)) == "pass"
@@ -490,8 +765,9 @@ def test_avqred_1ms_rule_drain_and_thresholds():
     assert r.on_arrival(arr(1_850_000, size=1500, dep=6000, u=0.99)) == "mark:early"
     assert r.vq == pytest.approx(5250)
     # with ECN marks (mode mark), a marked ECN-capable packet is sent, so it joins
-    m = make("avqred", {"min_th": 2, "max_th": 4, "packet_bytes": 1500, "mode": "mark"},
-             rate, 99_999)
+    m = make(
+        "avqred", {"min_th": 2, "max_th": 4, "packet_bytes": 1500, "mode": "mark"}, rate, 99_999
+    )
     m.vq = 5250.0
     m.last_measure = 1_800_000
     ev = arr(1_850_000, size=1500, dep=6000, u=0.0)
@@ -540,7 +816,7 @@ def test_rem_price_by_hand():
     # c = 2e6 * 0.002 / 8 = 500 B = 0.5 packet; x = 3; alpha (q - q_ref) = 0.5
     r.on_timer(tim(2 * MS, q=25))
     assert r.price == pytest.approx(0.001 * (0.5 + 3 - 0.5))
-    assert r.probe()["prob"] == pytest.approx(1 - 1.001 ** -0.003)
+    assert r.probe()["prob"] == pytest.approx(1 - 1.001**-0.003)
     # nothing arrives, empty queue: 0.003 + 0.001 * (-2 - 0.5) = 0.0005, then < 0: floor
     r.on_timer(tim(4 * MS, q=0))
     assert r.price == pytest.approx(0.0005)
@@ -660,8 +936,16 @@ def test_droptail_passes_everything():
 
 #: absolute tolerance next to rel 1e-9, per probe (near-zero values after
 #: cancellation: bytes and bit/s are large-scale, probabilities are not)
-ABS_TOL = {"avg": 1e-9, "prob": 1e-15, "vq_bytes": 1e-6, "vcap_bps": 1e-3, "price": 1e-12,
-           "max_p": 1e-15, "qdelay": 1e-15, "count": 0.0}
+ABS_TOL = {
+    "avg": 1e-9,
+    "prob": 1e-15,
+    "vq_bytes": 1e-6,
+    "vcap_bps": 1e-3,
+    "price": 1e-12,
+    "max_p": 1e-15,
+    "qdelay": 1e-15,
+    "count": 0.0,
+}
 
 
 def _replay_fn():
@@ -688,9 +972,10 @@ def _compare(kind: str, tr: traces.Trace, got: dict) -> None:
     assert len(verdicts) == n
     for idx in range(n):
         if verdicts[idx] != tr.verdicts[idx]:
-            pytest.fail(f"{kind} verdict differs at event {idx}: oracle {tr.verdicts[idx]!r}, "
-                        f"simulator {verdicts[idx]!r}; oracle probe {tr.probes[idx]}\n"
-                        + _context(tr, idx))
+            pytest.fail(
+                f"{kind} verdict differs at event {idx}: oracle {tr.verdicts[idx]!r}, "
+                f"simulator {verdicts[idx]!r}; oracle probe {tr.probes[idx]}\n" + _context(tr, idx)
+            )
     strict = registry()[kind].spec_probes
     for key in PROBE_KEYS:
         series = got.get(key)
@@ -704,13 +989,17 @@ def _compare(kind: str, tr: traces.Trace, got: dict) -> None:
             have = float(series[idx])
             if key in strict:
                 if math.isnan(want) or math.isnan(have):
-                    pytest.fail(f"{kind}.{key} is NaN at event {idx}: oracle {want}, "
-                                f"simulator {have}\n" + _context(tr, idx))
+                    pytest.fail(
+                        f"{kind}.{key} is NaN at event {idx}: oracle {want}, "
+                        f"simulator {have}\n" + _context(tr, idx)
+                    )
             elif math.isnan(want) or math.isnan(have):
                 continue
             if not math.isclose(want, have, rel_tol=1e-9, abs_tol=ABS_TOL[key]):
-                pytest.fail(f"{kind}.{key} differs at event {idx}: oracle {want!r}, "
-                            f"simulator {have!r}\n" + _context(tr, idx))
+                pytest.fail(
+                    f"{kind}.{key} differs at event {idx}: oracle {want!r}, "
+                    f"simulator {have!r}\n" + _context(tr, idx)
+                )
 
 
 def _python_replay(spec: str, events: list, rate_bps: int, limit_bytes: int) -> dict:
@@ -749,8 +1038,7 @@ def _python_replay(spec: str, events: list, rate_bps: int, limit_bytes: int) -> 
 def test_open_loop_replay_of_oracle_reproduces_trace(kind):
     for i, sc in enumerate(SCENARIOS[kind]):
         tr = trace(kind, i, SEEDS[0])
-        got = _python_replay(spec_toml(kind, sc.params), tr.events, tr.rate_bps,
-                             tr.limit_bytes)
+        got = _python_replay(spec_toml(kind, sc.params), tr.events, tr.rate_bps, tr.limit_bytes)
         _compare(kind, tr, got)
         # and the comparison does catch a difference
         if kind != "droptail":

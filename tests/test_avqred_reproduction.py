@@ -10,6 +10,7 @@ import re
 import pytest
 import satqm
 from satqm.analysis import synchronization
+from satqm.experiments import _avqred_variants as V
 from satqm.experiments import avqred as A
 
 
@@ -46,7 +47,14 @@ def test_congestion_log_and_synchronization() -> None:
     res = satqm.run(satqm.load("scenarios/examples/dumbbell-droptail.toml"), duration=60)
     c = res.congestion
     assert list(c.columns) == [
-        "time_s", "flow", "origin", "kind", "cwnd_before", "cwnd_after", "ssthresh", "srtt_s",
+        "time_s",
+        "flow",
+        "origin",
+        "kind",
+        "cwnd_before",
+        "cwnd_after",
+        "ssthresh",
+        "srtt_s",
     ]
     assert len(c) > 0
     assert (c["cwnd_after"] <= c["cwnd_before"]).all()
@@ -84,8 +92,16 @@ def test_reproduce_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Every run of the reproduction, cut to 25 s of ramp and 15 s measured.
     report = A.reproduce(tmp_path, quick=True, workers=2, warmup=25.0, measured=15.0)
     text = report.read_text()
-    for f in ("table3.md", "table4.md", "queue_and_drops.md", "sensitivity.md", "runs.csv",
-              "settings.json", "transmit_queue_conference.png", "drop_pattern_chapter.png"):
+    for f in (
+        "table3.md",
+        "table4.md",
+        "queue_and_drops.md",
+        "sensitivity.md",
+        "runs.csv",
+        "settings.json",
+        "transmit_queue_conference.png",
+        "drop_pattern_chapter.png",
+    ):
         assert (tmp_path / f).exists(), f
     runs = (tmp_path / "runs.csv").read_text()
     for variant in A.VARIANTS:
@@ -97,3 +113,51 @@ def test_reproduce_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert "nan" not in (tmp_path / "table3.md").read_text()
     with pytest.raises(ValueError, match="measured"):
         A.reproduce(tmp_path / "bad", quick=True, measured=0.0)
+
+
+@pytest.mark.parametrize("cell", V.CELLS, ids=V.cell_name)
+def test_every_gateway_variant_is_a_valid_scenario(cell: tuple[str, str, str]) -> None:
+    text = V.apply(
+        A.with_aqm(A.scenario_text("conference"), A.aqm_table("avqred", 1500), "v", 300), cell
+    )
+    sc = satqm.Scenario.from_toml(text)
+    assert sc.duration == 300
+    profile, scheduling, accounting = cell
+    assert ('profile = "linux-2009"' in text) == (profile == "linux-2009")
+    assert ("scheduling = " in text) == (scheduling == "drr")
+    assert ("pace_rate = " in text) == (scheduling == "paced")
+    assert ("frame_size = " in text) == (accounting != "none")
+    assert set(V.QUICK_CELLS) <= set(V.CELLS) and V.QUICK_CELLS[0] == V.CELLS[0] == (
+        "rfc",
+        "fifo",
+        "none",
+    )
+
+
+def test_variant_claims_are_judged_within_the_cell() -> None:
+    from types import SimpleNamespace as R
+
+    red = R(
+        tq_mean=60.0,
+        tq_std=40.0,
+        tq_above_max_th=0.1,
+        throughput_mbps=19.8,
+        throughput_std_kbps=100.0,
+        clustered_fraction=0.4,
+        drops_20min=490_000,
+    )
+    aq = R(
+        tq_mean=30.0,
+        tq_std=10.0,
+        tq_above_max_th=0.0,
+        throughput_mbps=19.7,
+        throughput_std_kbps=50.0,
+        clustered_fraction=0.3,
+        drops_20min=480_000,
+    )
+    assert V.claims(red, aq) == dict.fromkeys(V.CLAIMS, True)
+    worse = R(**{**vars(aq), "tq_mean": 90.0, "throughput_mbps": 19.0})
+    c = V.claims(red, worse)
+    assert not c["avqred_steady"] and not c["utilization"] and c["clustering"]
+    d = V.distance(red, aq, A.PAPER_TABLE3, A.PAPER_TABLE4)
+    assert 0 < d < 0.1

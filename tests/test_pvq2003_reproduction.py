@@ -36,11 +36,11 @@ def test_paper_tables_are_complete() -> None:
 
 
 def test_tiny_reproduction_writes_everything(tmp_path) -> None:
-    report = P.reproduce(tmp_path, quick=True, workers=2, warmup=105.0, measured=10.0,
-                         table1_reps=3)
+    report = P.reproduce(
+        tmp_path, quick=True, workers=2, warmup=105.0, measured=10.0, table1_reps=3
+    )
     assert report == tmp_path / "REPORT.md"
-    for f in ("REPORT.md", "tables_3_4.md", "queues.md", "queues.png", "runs.csv",
-              "settings.json"):
+    for f in ("REPORT.md", "tables_3_4.md", "queues.md", "queues.png", "runs.csv", "settings.json"):
         assert (tmp_path / f).exists(), f
     df = pd.read_csv(tmp_path / "runs.csv")
     assert sorted(df.policy) == sorted(P.POLICIES)
@@ -80,3 +80,15 @@ def test_table1_scenario_and_loss_free_time() -> None:
 def test_bad_override_is_named(tmp_path, kw) -> None:
     with pytest.raises(ValueError, match=next(iter(kw))):
         P.reproduce(tmp_path, quick=True, **kw)
+
+
+def test_table1_under_an_initial_ssthresh() -> None:
+    # 150 KB is 157 segments. The paper's 64 KiB (68 segments) is above the
+    # 3 Mbit/s x 128 ms path's 50 segments and leaves a loss-free transfer
+    # as it is; 8 KiB ends slow start at 8 segments and slows it down.
+    assert 'initial_ssthresh = "64 KiB"' in T.variant_text(150, 0.0, 2, T.NS2_SSTHRESH)
+    times = []
+    for ss in (None, T.NS2_SSTHRESH, "8 KiB"):
+        res = satqm.run(satqm.Scenario.from_toml(T.variant_text(150, 0.0, 2, ss)))
+        times.append(float((res.flows.completion_s - res.flows.start_s).max()))
+    assert times[1] == times[0] and times[2] > times[0] + 0.1, times

@@ -150,3 +150,52 @@ fn red_watching_the_transmit_queue_drops_only_at_the_receive_queue() {
     assert_eq!(transmit.name, "transmit");
     assert_eq!(transmit.port.drops_total(), 0);
 }
+
+/// The gateway's backbone served by deficit round robin, paced at
+/// 15 Mbit/s and framed: every transfer arrives whole, and the space link
+/// carries at most the pace.
+#[test]
+fn a_paced_framed_drr_backbone_delivers_everything_at_its_pace() {
+    let bulk = "[[traffic]]\nkind = \"bulk\"\nsize = \"2 MB\"";
+    let text = ipos(bulk, "", "30 s")
+        .replace("buffer = 100000", "buffer = 200\nbackpressure = true")
+        .replace(
+            "at = \"gateway\"\nbuffer = \"1 MB\"",
+            "at = \"gateway\"\nbuffer = \"1 MB\"\nscheduling = \"drr\"\npace_rate = \"15 Mbps\"\n\
+             backbone_header = 4\npacket_overhead = 10\nframe_size = 6041\nframe_overhead = 10",
+        );
+    let sim = run(&text);
+    let ends: Vec<_> = sim
+        .flows
+        .iter()
+        .filter(|f| f.kind.name() == "bulk")
+        .collect();
+    assert_eq!(ends.len(), 6);
+    assert!(ends
+        .iter()
+        .all(|f| f.delivered == 2_000_000 && f.completed.is_some()));
+    let tx = sim.links.iter().find(|l| l.name == "transmit").unwrap();
+    let last = ends.iter().filter_map(|f| f.completed).max().unwrap();
+    // 12 MB through a 15 Mbit/s pacer: at least 6.4 s of backbone.
+    assert!(tx.port.tx_bytes_total() as f64 * 8.0 <= 15e6 * last.secs_f64());
+    assert!(last.secs_f64() > 6.4, "{last}");
+}
+
+/// A PEP whose node has no backpressure link cannot schedule or pace.
+#[test]
+fn backbone_options_need_a_backpressure_link() {
+    let text = ipos("[[traffic]]\nkind = \"bulk\"", "", "1 s").replace(
+        "at = \"gateway\"\nbuffer = \"1 MB\"",
+        "at = \"gateway\"\nbuffer = \"1 MB\"\nscheduling = \"drr\"",
+    );
+    let e = Simulation::from_toml(&text)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains(
+            "pep[0]: scheduling, pace_rate and framing need exactly one link with backpressure"
+        ),
+        "{e}"
+    );
+}

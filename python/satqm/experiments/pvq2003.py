@@ -355,6 +355,7 @@ def reproduce(
     write_text(out / "queues.md", queue_md)
 
     _figure(out, results, warmup, duration)
+    _class_figure(out, results, duration)
     from ._pvq_table1 import table1
 
     t1_section = table1(out / "table1", quick=quick, workers=workers, reps=table1_reps,
@@ -540,6 +541,17 @@ class's goodput in the window (payload), and the same scaled to whole
 Figure: `queues.png` — the queue over the whole run (seed {seeds[0]}) for
 drop-tail, Adaptive RED (Fig. 1; its average too), RED+Tail's q1 and q2
 (Fig. 4) and with dynamic thresholds (Fig. 12, with minth2/maxth2).
+Figure: `classes.png` — per class (FTP, web, CBR), drops per second at the
+bottleneck and the queueing delay each class sees, over time (seed
+{seeds[0]}): Adaptive RED and RED+Tail as the paper's Figs. 5-6 (RED+Tail
+"provides great improvement in packet loss for web and CBR connections";
+web and CBR delays shorter, FTP's longer), RED+Tail with dynamic thresholds
+as Figs. 13-14 (FTP losses lower, its delay longer). The delay is the
+queue's wait per sample: the FIFO's bytes over C for Adaptive RED (the same
+for every class), each virtual queue's mean wait for RED+Tail (FTP in the
+RED queue, web and CBR in the drop-tail queue). The paper's per-class
+throughputs over time (Figs. 7-8) need per-class delivery over time, which
+satqm's results do not record; their means are in the tables above.
 
 ## The paper's claims here ({held} of {len(claims)} hold)
 
@@ -627,3 +639,49 @@ def _figure(out: Path, res: dict[str, Any], warmup: float, duration: float) -> N
     tmp = out / "queues.tmp.png"
     fig.savefig(tmp)
     tmp.replace(out / "queues.png")
+
+
+def _class_figure(out: Path, res: dict[str, Any], duration: float) -> None:
+    """Per-class drops per second and queueing delay over time (Figs. 5-6, 13-14)."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    kinds = {"bulk": "ftp", "web_mice": "web", "cbr": "cbr"}
+    policies = ("ared", "redtail", "redtail_dyn")
+    fig = Figure(figsize=(11, 9), dpi=100)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(policies), 2, sharex=True)
+    edges = np.arange(0.0, duration + 1.0, 1.0)
+    for row, policy in zip(axes, policies):
+        r = res[policy]
+        kind = r.flows.set_index("flow")["kind"].astype(str)
+        d = r.drops[r.drops.link.astype(str) == "bottleneck"]
+        cls = d.flow.map(kind).map(kinds)
+        ts = r.link("bottleneck")
+        t = ts.index.to_numpy(dtype=float)
+        if policy.startswith("redtail"):
+            delay = {"ftp": ts.aqm_vq2_delay_s, "web": ts.aqm_vq1_delay_s,
+                     "cbr": ts.aqm_vq1_delay_s}
+        else:
+            fifo = ts.queue_bytes * 8 / C_BPS
+            delay = dict.fromkeys(CLASSES, fifo)
+        for c in CLASSES:
+            n, _ = np.histogram(d.time_s[cls == c], bins=edges)
+            row[0].plot(edges[:-1], n, lw=0.6, label=CLASS_LABEL[c])
+            row[1].plot(t, delay[c], lw=0.6, label=CLASS_LABEL[c])
+        row[0].set_ylabel("drops per second")
+        row[1].set_ylabel("queueing delay (s)")
+        row[0].set_title(f"{LABEL[policy]}: packet losses", fontsize=9)
+        row[1].set_title(f"{LABEL[policy]}: packet delays", fontsize=9)
+        for ax in row:
+            ax.legend(fontsize=7, loc="upper left")
+            ax.set_xlim(0, duration)
+    for ax in axes[-1]:
+        ax.set_xlabel("time (s)")
+    fig.suptitle("Per class at the bottleneck (paper: Figs. 5-6 Adaptive RED and RED+Tail, "
+                 "Figs. 13-14 dynamic thresholds)", fontsize=10)
+    fig.tight_layout()
+    tmp = out / "classes.tmp.png"
+    fig.savefig(tmp)
+    tmp.replace(out / "classes.png")

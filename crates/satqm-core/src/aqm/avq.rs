@@ -39,7 +39,7 @@ pub struct AvqParams {
 impl AvqParams {
     pub(crate) fn parse(t: &mut ParamTable) -> Result<AvqParams, ConfigError> {
         Ok(AvqParams {
-            vq: GkvqParams::parse(t)?,
+            vq: GkvqParams::parse_vq(t)?,
             alpha: t.f64_in("alpha", 0.15, 0.0, true, 10.0)?,
             count_rejected: t.bool("count_rejected", true)?,
         })
@@ -118,6 +118,7 @@ mod tests {
                 vq_limit: Some(3000.0),
                 mean_packet_size: 1000.0,
                 capacity: None,
+                busy_period: false,
             },
             alpha: 0.15,
             count_rejected: true,
@@ -159,6 +160,7 @@ mod tests {
                 vq_limit: Some(123_750.0),
                 mean_packet_size: 1500.0,
                 capacity: Some(20_000_000),
+                busy_period: false,
             },
             alpha: 0.15,
             count_rejected: true,
@@ -181,6 +183,7 @@ mod tests {
                 vq_limit: Some(1000.0),
                 mean_packet_size: 1000.0,
                 capacity: None,
+                busy_period: false,
             },
             alpha: 0.5,
             count_rejected,

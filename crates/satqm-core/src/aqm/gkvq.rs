@@ -7,6 +7,12 @@
 //! VQ <- max(VQ - gamma C (t - s), 0)
 //! VQ + b > limit: signal          else VQ <- VQ + b
 //! ```
+//!
+//! With `busy_period = true` an overflow opens a marking period that lasts
+//! until the virtual queue next empties: every arrival in it is signalled,
+//! and one that fits still joins the virtual queue (Kunniyur & Srikant's
+//! AVQ paper describes Gibbens and Kelly's queue this way; the AVQRED
+//! papers signal only the overflowing arrivals, the default).
 
 use super::params::ParamTable;
 use super::vq::VirtualQueue;
@@ -26,10 +32,21 @@ pub struct GkvqParams {
     /// rate of the link the AQM acts at. At a gateway's receive queue the
     /// real capacity is the space link's, not the receive link's.
     pub capacity: Option<u64>,
+    /// Signal every arrival from an overflow to the end of the virtual
+    /// queue's busy period, not only the overflowing ones.
+    pub busy_period: bool,
 }
 
 impl GkvqParams {
     pub(crate) fn parse(t: &mut ParamTable) -> Result<GkvqParams, ConfigError> {
+        let mut p = GkvqParams::parse_vq(t)?;
+        p.busy_period = t.bool("busy_period", false)?;
+        Ok(p)
+    }
+
+    /// The virtual queue's keys, which AVQ shares (signalling only
+    /// overflowing arrivals).
+    pub(crate) fn parse_vq(t: &mut ParamTable) -> Result<GkvqParams, ConfigError> {
         Ok(GkvqParams {
             gamma: t.f64_in("gamma", 0.98, 0.0, true, 1.0)?,
             vq_limit: match t.opt_f64("vq_limit")? {
@@ -38,6 +55,7 @@ impl GkvqParams {
             },
             mean_packet_size: t.f64_in("mean_packet_size", 1500.0, 0.0, true, 1e6)?,
             capacity: t.opt_rate("capacity")?,
+            busy_period: false,
         })
     }
 
@@ -58,6 +76,9 @@ pub struct Gkvq {
     vq: VirtualQueue,
     rate_bps: f64,
     limit: f64,
+    busy_period: bool,
+    /// An overflow happened and the virtual queue has not emptied since.
+    marking: bool,
 }
 
 impl Gkvq {
@@ -66,6 +87,8 @@ impl Gkvq {
             vq: VirtualQueue::default(),
             rate_bps: p.gamma * p.capacity_bps(rate_bps),
             limit: p.limit_bytes(limit),
+            busy_period: p.busy_period,
+            marking: false,
         }
     }
 
@@ -77,12 +100,20 @@ impl Gkvq {
         _u: f64,
     ) -> Verdict {
         self.vq.drain(now, self.rate_bps);
+        if self.vq.bytes <= 0.0 {
+            self.marking = false;
+        }
         let b = pkt.size as f64;
         if self.vq.bytes + b > self.limit {
+            self.marking = self.busy_period;
             Verdict::Mark(Reason::Early)
         } else {
             self.vq.bytes += b;
-            Verdict::Pass
+            if self.marking {
+                Verdict::Mark(Reason::Early)
+            } else {
+                Verdict::Pass
+            }
         }
     }
 

@@ -34,7 +34,7 @@ use crate::topology::Topology;
 use crate::units::Quantity;
 
 pub use aqm::{AqmConfig, AqmMode};
-pub use pep::PepConfig;
+pub use pep::{Backbone, PepConfig};
 pub use raw::RawScenario;
 pub use simulation::DEFAULT_MAX_MEMORY;
 pub use traffic::{StartSpec, Traffic, TrafficKind};

@@ -47,6 +47,14 @@ pub struct RawPep {
     /// of `[tcp]`).
     #[serde(default, deserialize_with = "table::opt")]
     pub tcp: Option<RawTcp>,
+    /// Order in which held-back backbone packets enter the transmit queue.
+    pub scheduling: Option<String>,
+    pub quantum: Option<Quantity>,
+    pub pace_rate: Option<Quantity>,
+    pub backbone_header: Option<i64>,
+    pub packet_overhead: Option<i64>,
+    pub frame_size: Option<Quantity>,
+    pub frame_overhead: Option<i64>,
 }
 
 /// One active queue management instance: its placement, mode, and the
@@ -189,6 +197,8 @@ pub struct RawTcp {
     pub dupack_threshold: Option<i64>,
     pub hybla_rtt0: Option<Quantity>,
     pub fixed_window: Option<Quantity>,
+    pub initial_ssthresh: Option<Quantity>,
+    pub profile: Option<String>,
 }
 
 /// Selects dumbbell pairs: `"all"`, one index, or a list of indices.

@@ -7,7 +7,7 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
-use crate::transport::tcp::{CcKind, Recovery, TcpConfig};
+use crate::transport::tcp::{CcKind, Profile, Recovery, TcpConfig};
 use crate::units::{int_in, quantity_bytes, quantity_rate, quantity_time};
 
 use super::raw::RawTcp;
@@ -20,6 +20,20 @@ pub(super) fn tcp_for(
     path: &str,
 ) -> Result<TcpConfig, ConfigError> {
     match over {
+        Some(o) if o.profile.is_some() => {
+            // The entry's profile replaces what `[tcp]` says for the keys
+            // a profile sets; the entry's own keys still override it.
+            let base = RawTcp {
+                recovery: None,
+                initial_window: None,
+                delayed_ack_timeout: None,
+                min_rto: None,
+                max_rto: None,
+                initial_rto: None,
+                ..base.clone()
+            };
+            tcp_config(&overlay(&base, o), path)
+        }
         Some(o) => tcp_config(&overlay(base, o), path),
         None => tcp_config(base, path),
     }
@@ -47,21 +61,24 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         handshake,
         dupack_threshold,
         hybla_rtt0,
-        fixed_window
+        fixed_window,
+        initial_ssthresh,
+        profile
     )
 }
 
 /// Check one table's keys in a fixed order (the first broken rule is the
-/// one reported) over the defaults of [`TcpConfig`].
+/// one reported) over the defaults of its `profile` ([`Profile`]).
 fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
-    let mut c = TcpConfig::default();
+    let mut mss = TcpConfig::default().mss;
+    if let Some(m) = raw.mss {
+        mss = int_in(m, &format!("{path}.mss"), 64, 65_495)? as u32;
+    }
+    let mut c = profile(raw.profile.as_deref(), path)?.base(mss);
     if let Some(r) = &raw.recovery {
         c.recovery = recovery(r, path)?;
     }
     c.cc = congestion_control(raw, c.cc, path)?;
-    if let Some(m) = raw.mss {
-        c.mss = int_in(m, &format!("{path}.mss"), 64, 65_495)? as u32;
-    }
     if let Some(w) = raw.initial_window {
         c.initial_window = int_in(w, &format!("{path}.initial_window"), 1, 1000)? as u32;
     }
@@ -96,7 +113,34 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(d) = raw.dupack_threshold {
         c.dupack_threshold = int_in(d, &format!("{path}.dupack_threshold"), 1, 100)? as u32;
     }
+    if let Some(q) = &raw.initial_ssthresh {
+        let b = quantity_bytes(q, &format!("{path}.initial_ssthresh"))?;
+        if b < 2 * c.mss as u64 {
+            return Err(ConfigError::new(
+                format!("{path}.initial_ssthresh"),
+                "must be at least two MSS (RFC 5681)",
+            ));
+        }
+        if matches!(c.cc, CcKind::Fixed { .. }) {
+            return Err(ConfigError::new(
+                format!("{path}.initial_ssthresh"),
+                "is not used with cc = \"fixed\" (no slow start)",
+            ));
+        }
+        c.initial_ssthresh = Some(b);
+    }
     Ok(c)
+}
+
+fn profile(name: Option<&str>, path: &str) -> Result<Profile, ConfigError> {
+    match name {
+        None | Some("rfc") => Ok(Profile::Rfc),
+        Some("linux-2009") => Ok(Profile::Linux2009),
+        Some(other) => Err(ConfigError::new(
+            format!("{path}.profile"),
+            format!("unknown TCP profile {other:?} (known: rfc, linux-2009)"),
+        )),
+    }
 }
 
 fn recovery(name: &str, path: &str) -> Result<Recovery, ConfigError> {
@@ -209,7 +253,87 @@ fn retransmission_timer(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(
 mod tests {
     use crate::config::testing::{err, BASE};
     use crate::config::{Scenario, TrafficKind};
-    use crate::transport::tcp::Recovery;
+    use crate::time::SimTime;
+    use crate::transport::tcp::{Recovery, TcpConfig};
+
+    fn bulk_tcp(text: &str) -> TcpConfig {
+        let s = Scenario::from_toml(text).unwrap();
+        let TrafficKind::Bulk { tcp, .. } = &s.traffic[0].kind else {
+            panic!()
+        };
+        tcp.clone()
+    }
+
+    #[test]
+    fn linux_2009_profile_sets_what_its_docs_say() {
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux-2009\"\n"
+        ));
+        assert_eq!(t.recovery, Recovery::Sack);
+        assert_eq!(t.min_rto, SimTime::from_ms(200));
+        assert_eq!(t.initial_rto, SimTime::from_secs(3));
+        assert_eq!(t.max_rto, SimTime::from_secs(120));
+        assert_eq!(t.delayed_ack_timeout, SimTime::from_ms(40));
+        assert_eq!(t.initial_window, 3, "RFC 3390 at an MSS of 1460");
+        assert!(t.delayed_ack && t.window_scaling && t.initial_ssthresh.is_none());
+        // An entry's profile replaces what [tcp] says for the keys it sets.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux-2009\"\n\n[tcp]\nrecovery = \"newreno\"\ninitial_window = 2\nmss = 1400\n"
+        ));
+        assert_eq!(
+            (t.recovery, t.initial_window, t.mss),
+            (Recovery::Sack, 3, 1400)
+        );
+        // RFC 3390 follows the MSS; keys the scenario sets override the profile.
+
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux-2009\"\nmss = 1000\nmin_rto = \"1 s\"\n"
+        ));
+        assert_eq!((t.initial_window, t.min_rto), (4, SimTime::from_secs(1)));
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux-2009\"\nmss = 4000\n"
+        ));
+        assert_eq!(t.initial_window, 2);
+    }
+
+    #[test]
+    fn rfc_profile_is_the_default() {
+        let named = bulk_tcp(&format!("{BASE}\n[traffic.tcp]\nprofile = \"rfc\"\n"));
+        assert_eq!(named, TcpConfig::default());
+        assert_eq!(bulk_tcp(BASE), TcpConfig::default());
+        assert_eq!(
+            (named.recovery, named.initial_window, named.min_rto),
+            (Recovery::NewReno, 2, SimTime::from_secs(1))
+        );
+        assert_eq!(
+            (named.initial_rto, named.max_rto, named.delayed_ack_timeout),
+            (
+                SimTime::from_secs(1),
+                SimTime::from_secs(60),
+                SimTime::from_ms(200)
+            )
+        );
+    }
+
+    #[test]
+    fn initial_ssthresh_and_profile_errors() {
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\ninitial_ssthresh = \"64 KB\"\n"));
+        assert_eq!(t.initial_ssthresh, Some(64_000));
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ninitial_ssthresh = 100\n")),
+            "tcp.initial_ssthresh: must be at least two MSS (RFC 5681)"
+        );
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[tcp]\ninitial_ssthresh = \"64 KB\"\ncc = \"fixed\"\nfixed_window = \"1 MB\"\n"
+            )),
+            "tcp.initial_ssthresh: is not used with cc = \"fixed\" (no slow start)"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[traffic.tcp]\nprofile = \"bsd\"\n")),
+            "traffic[0].tcp.profile: unknown TCP profile \"bsd\" (known: rfc, linux-2009)"
+        );
+    }
 
     #[test]
     fn tcp_overrides_merge() {

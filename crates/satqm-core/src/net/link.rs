@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use super::framing::Framing;
 use super::port::{Admitted, PlacedAqm, Port, PortSink};
 use crate::aqm::QueueView;
 use crate::engine::Event;
@@ -64,6 +65,8 @@ pub struct Link {
     /// Whether a packet capture records this link: the transmitter tells
     /// the sink of every packet it sends.
     pub captured: bool,
+    /// Encapsulation and frame overhead counted at the link rate.
+    pub framing: Framing,
 }
 
 impl Link {
@@ -126,6 +129,7 @@ impl Link {
             self.transmit(l, now, pkt, index, sink);
             self.port.wake_if_waiting(l, sink);
         }
+        self.port.rearm(l, sink);
     }
 
     /// Start serializing `pkt` now; it goes on the delay line at once with
@@ -139,9 +143,14 @@ impl Link {
         index: u64,
         sink: &mut impl PortSink,
     ) {
-        let end = self
-            .port
-            .start_tx(now, self.rate.tx_time(pkt.size), pkt.size);
+        let wire = if self.framing.is_none() {
+            pkt.size
+        } else {
+            // A transmitter that was idle has closed its frame.
+            let fresh = now > self.port.busy_until();
+            self.framing.wire_bytes(pkt.size, fresh)
+        };
+        let end = self.port.start_tx(now, self.rate.tx_time(wire), pkt.size);
         let erased = self.loss > 0.0 && self.rng.chance(self.loss);
         if self.captured {
             sink.transmitted(&pkt, erased);

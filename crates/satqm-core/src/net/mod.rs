@@ -7,11 +7,18 @@
 //! simulation forwards it by [`Routes`] or delivers it.
 
 pub mod drop;
+pub mod framing;
+pub mod held;
 pub mod link;
 pub mod port;
 pub mod routing;
 
 pub use drop::DropReason;
+pub use framing::Framing;
+pub use held::{Held, HeldOrder};
 pub use link::{DelayModel, Link};
 pub use port::{PlacedAqm, Port, PortSample, PortSink};
 pub use routing::Routes;
+
+#[cfg(test)]
+mod backbone_tests;

@@ -20,9 +20,12 @@
 //!
 //! The queue length counts the packets waiting, not the one being
 //! serialized, as in ns-2's and ns-3's queues.
+//!
+//! (Above 600 lines: admission, departure and backpressure share the
+//! port's state and must stay in one place; the held packets' order and
+//! pacing live in `held.rs`.)
 
-use std::collections::VecDeque;
-
+use super::held::Held;
 use super::DropReason;
 use crate::aqm::{Aqm, Outcome, PacketMeta, QueueView, Verdict};
 use crate::engine::Event;
@@ -155,8 +158,8 @@ pub struct Port {
     txdone_pending: bool,
     counters: Counters,
     /// Packets from the link's own node waiting for room (backpressure),
-    /// with their arrival index.
-    held: VecDeque<(Packet, u64)>,
+    /// with their arrival index, in the order and pace they may enter.
+    held: Held,
     /// Hold locally sent packets when full instead of dropping them.
     backpressure: bool,
     /// The AQM acting at this port.
@@ -182,7 +185,7 @@ impl Port {
             busy_until: SimTime::ZERO,
             txdone_pending: false,
             counters: Counters::default(),
-            held: VecDeque::new(),
+            held: Held::default(),
             backpressure,
             aqm: None,
             watchers: Vec::new(),
@@ -195,6 +198,12 @@ impl Port {
 
     pub fn backpressure(&self) -> bool {
         self.backpressure
+    }
+
+    /// How held-back packets are ordered and paced, before any arrives.
+    pub fn set_held(&mut self, held: Held) {
+        debug_assert!(self.held.is_empty());
+        self.held = held;
     }
 
     /// The AQM acting here, if any.
@@ -226,9 +235,14 @@ impl Port {
     /// Would `pkt` fit in the buffer?
     #[inline]
     pub fn fits(&self, pkt: &Packet) -> bool {
+        self.fits_size(pkt.size)
+    }
+
+    #[inline]
+    fn fits_size(&self, size: u32) -> bool {
         match self.limit {
             BufferLimit::Packets(n) => self.queue.len() < n as usize,
-            BufferLimit::Bytes(b) => self.bytes + pkt.size as u64 <= b,
+            BufferLimit::Bytes(b) => self.bytes + size as u64 <= b,
         }
     }
 
@@ -354,13 +368,18 @@ impl Port {
             return Admitted::Done;
         };
         let local = local && self.backpressure;
-        if local && !self.held.is_empty() {
-            // Behind others already held back: keep their order.
-            self.held.push_back((pkt, index));
+        if local && (!self.held.is_empty() || !self.held.pace_ok(now)) {
+            // Behind others already held back (or before the pacer's
+            // time): keep their order.
+            self.held.push_back(pkt, index);
             sink.held_in_host(&pkt);
+            self.rearm(l, sink);
             return Admitted::Done;
         }
         if self.idle(now) {
+            if local {
+                self.held.entered(now, pkt.size);
+            }
             // Straight through: it joins and leaves the queue at once.
             let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, aqms);
             if self.act(verdict, ecn, &mut pkt, index, sink).admitted() {
@@ -376,12 +395,15 @@ impl Port {
         }
         if !self.fits(&pkt) {
             if local {
-                self.held.push_back((pkt, index));
+                self.held.push_back(pkt, index);
                 sink.held_in_host(&pkt);
             } else {
                 self.count(&pkt, index, DropReason::Overflow, sink);
             }
             return Admitted::Done;
+        }
+        if local {
+            self.held.entered(now, pkt.size);
         }
         self.bytes += pkt.size as u64;
         self.queue.push(
@@ -503,6 +525,12 @@ impl Port {
         sink: &mut impl PortSink,
     ) -> Option<(Packet, u64)> {
         self.txdone_pending = false;
+        if self.held.paced() {
+            if now < self.busy_until {
+                return None; // a pacer's wake-up while busy: see rearm
+            }
+            self.admit_held(now, sink);
+        }
         loop {
             let mut q = self.queue.pop(now)?;
             self.bytes -= q.pkt.size as u64;
@@ -523,11 +551,12 @@ impl Port {
     /// Room again: let held-back packets in, in order; their senders learn
     /// that they have left the host.
     fn admit_held(&mut self, now: SimTime, sink: &mut impl PortSink) {
-        while let Some(&(p, _)) = self.held.front() {
-            if !self.fits(&p) {
+        while let Some(size) = self.held.front_size() {
+            if !self.fits_size(size) || !self.held.pace_ok(now) {
                 break;
             }
             let (p, index) = self.held.pop_front().expect("front");
+            self.held.entered(now, p.size);
             self.bytes += p.size as u64;
             // Backpressure ports are FIFOs (red_tail refuses them).
             self.queue.push(
@@ -541,6 +570,26 @@ impl Port {
             );
             sink.left_host(&p, now);
         }
+    }
+
+    /// A paced port with no `TxDone` pending: wake at the end of the
+    /// serialization if packets wait, else when the pacer lets the next
+    /// held packet in.
+    #[inline]
+    pub fn rearm(&mut self, l: LinkId, sink: &mut impl PortSink) {
+        if self.txdone_pending || !self.held.paced() {
+            return;
+        }
+        let at = if self.queue.is_empty() {
+            match self.held.next_release() {
+                Some(t) => t.max(self.busy_until),
+                None => return,
+            }
+        } else {
+            self.busy_until
+        };
+        self.txdone_pending = true;
+        sink.schedule(at, Event::TxDone(l));
     }
 
     /// If packets wait, schedule the transmitter's next `TxDone` for link `l`.

@@ -6,16 +6,16 @@ use super::network::Losses;
 use super::{Endpoints, Flow, Simulation, Taps};
 use crate::aqm::AqmParams;
 use crate::capture::Captures;
-use crate::config::{AqmMode, Scenario, StartSpec, Traffic, TrafficKind};
+use crate::config::{AqmMode, Backbone, Scenario, StartSpec, Traffic, TrafficKind};
 use crate::engine::{AppTimer, Event, EventQueue};
 use crate::error::{ConfigError, Result};
 use crate::gateway::{self, Pep, Relay};
 use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
-use crate::net::{PlacedAqm, Routes};
+use crate::net::{Framing, Held, PlacedAqm, Routes};
 use crate::probe::{CongestionLog, CwndTrace, DropLog, SeqTracer, TimeSeries};
 use crate::queue::{Buffer, ParallelQueues};
 use crate::rng::Rng;
-use crate::time::SimTime;
+use crate::time::{Rate, SimTime};
 use crate::topology::{self, Built, Topology};
 use crate::traffic::{self, App};
 use crate::transport::atsp::{AtspConfig, AtspReceiver, AtspSender};
@@ -198,7 +198,31 @@ impl Simulation {
                 buffer: p.buffer,
                 tcp: p.tcp.clone(),
             });
+            if !p.backbone.is_plain() {
+                self.attach_backbone(i, NodeId(node as u32), &p.backbone)?;
+            }
         }
+        Ok(())
+    }
+
+    /// Order, pace and framing of PEP `i`'s backbone, on the one link out
+    /// of its node that holds the PEP's packets back (`backpressure`).
+    fn attach_backbone(&mut self, i: usize, node: NodeId, b: &Backbone) -> Result<()> {
+        let mut out = self
+            .links
+            .iter_mut()
+            .filter(|l| l.from == node && l.port.backpressure());
+        let (Some(link), None) = (out.next(), out.next()) else {
+            return Err(ConfigError::new(
+                format!("pep[{i}]"),
+                "scheduling, pace_rate and framing need exactly one link with \
+                 backpressure = true leaving the PEP's node",
+            )
+            .into());
+        };
+        link.port
+            .set_held(Held::new(b.order, b.pace_rate.map(Rate)));
+        link.framing = Framing::new(b.packet_overhead, b.frame_size, b.frame_overhead);
         Ok(())
     }
 

@@ -109,6 +109,7 @@ impl Built {
             rng: Rng::stream(seed, "link", index),
             monitored,
             captured: false,
+            framing: Default::default(),
         });
     }
 }

@@ -6,6 +6,7 @@
 //! The sender and receiver read these; `config/tcp.rs` builds them from a
 //! scenario file.
 
+use crate::packet::TCP_IP_HEADER;
 use crate::time::{Rate, SimTime};
 
 /// How the sender detects and repairs losses.
@@ -51,6 +52,12 @@ pub struct TcpConfig {
     pub initial_rto: SimTime,
     pub handshake: bool,
     pub dupack_threshold: u32,
+    /// Slow start threshold before the first loss, bytes; `None`: no limit
+    /// (RFC 5681 allows an arbitrarily high value; ns-2 starts at 64 KB).
+    pub initial_ssthresh: Option<u64>,
+    /// Header bytes of a data segment: 40 for TCP/IP; a PEP's backbone
+    /// protocol may send less (`[[pep]] backbone_header`).
+    pub header: u32,
 }
 
 /// What a connection gets from keys a scenario leaves out.
@@ -72,8 +79,60 @@ impl Default for TcpConfig {
             initial_rto: SimTime::from_secs(1),
             handshake: true,
             dupack_threshold: 3,
+            initial_ssthresh: None,
+            header: TCP_IP_HEADER,
         }
     }
+}
+
+/// A named set of defaults for the TCP options, standing for a kind of
+/// host stack; the keys a scenario sets override it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// satqm's defaults ([`TcpConfig::default`]): NewReno (RFC 6582), an
+    /// initial window of 2 segments, delayed ACKs after 200 ms and RFC
+    /// 6298's timer (1 s minimum and initial RTO, 60 s maximum).
+    Rfc,
+    /// A Linux server of 2009 (kernels 2.6.27–2.6.32), from the constants
+    /// of `include/net/tcp.h` and `tcp_init_cwnd()` of those kernels: SACK
+    /// (`tcp_sack = 1`), a minimum RTO of 200 ms (`TCP_RTO_MIN = HZ/5`),
+    /// an initial RTO of 3 s (`TCP_TIMEOUT_INIT`, RFC 2988; 1 s only from
+    /// 2.6.39), a maximum RTO of 120 s (`TCP_RTO_MAX`), the RFC 3390
+    /// initial window (3 segments of 1,460 bytes, 4 up to 1,095, 2 above
+    /// 2,190: before 2.6.39's 10) and a delayed-ACK timeout of 40 ms
+    /// (`TCP_ATO_MIN`, where Linux starts its adaptive timeout). Linux's
+    /// default congestion control of that time, CUBIC, is not modelled:
+    /// the profile keeps Reno's window growth.
+    Linux2009,
+}
+
+impl Profile {
+    /// The options the profile sets for a connection of `mss` bytes
+    /// per segment.
+    pub fn base(self, mss: u32) -> TcpConfig {
+        let rfc = TcpConfig {
+            mss,
+            ..TcpConfig::default()
+        };
+        match self {
+            Profile::Rfc => rfc,
+            Profile::Linux2009 => TcpConfig {
+                recovery: Recovery::Sack,
+                initial_window: rfc3390_initial_window(mss),
+                delayed_ack_timeout: SimTime::from_ms(40),
+                min_rto: SimTime::from_ms(200),
+                max_rto: SimTime::from_secs(120),
+                initial_rto: SimTime::from_secs(3),
+                ..rfc
+            },
+        }
+    }
+}
+
+/// RFC 3390's initial window in segments: `min(4 MSS, max(2 MSS, 4380))`
+/// bytes, rounded down to whole segments.
+pub fn rfc3390_initial_window(mss: u32) -> u32 {
+    (4 * mss).min((2 * mss).max(4380)) / mss
 }
 
 impl TcpConfig {

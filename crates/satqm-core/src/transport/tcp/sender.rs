@@ -88,7 +88,7 @@ impl TcpSender {
             peer_rwnd: cfg.max_advertised_window(),
             win: Window {
                 cwnd,
-                ssthresh: f64::INFINITY,
+                ssthresh: cfg.initial_ssthresh.map_or(f64::INFINITY, |b| b as f64),
             },
             cc,
             rec: AnyRecovery::new(cfg.recovery, cfg.dupack_threshold, cfg.mss),
@@ -483,7 +483,7 @@ impl TcpSender {
         let mut p = em.packet(self.flow, self.src, self.dst, PacketKind::TcpData);
         p.seq = start;
         p.len = len;
-        p.size = len + TCP_IP_HEADER;
+        p.size = len + self.cfg.header;
         if self.cfg.ecn && !retx {
             p.flags |= flags::ECT;
         }

@@ -87,6 +87,24 @@ fn initial_window_and_ack_clock() {
 }
 
 #[test]
+fn initial_ssthresh_ends_slow_start() {
+    let cwnd_after_three_acks = |ssthresh: Option<u64>| {
+        let c = TcpConfig {
+            initial_ssthresh: ssthresh,
+            ..cfg(Recovery::NewReno)
+        };
+        let (mut s, _) = opened(c, None);
+        for n in 1..=3 {
+            feed(&mut s, &ack(n, &[]), SimTime::from_ms(n));
+        }
+        s.win.cwnd
+    };
+    // 2 -> 3 -> 4 segments in slow start, then MSS^2 / cwnd per ACK.
+    assert_eq!(cwnd_after_three_acks(Some(4 * MSS)), 4250.0);
+    assert_eq!(cwnd_after_three_acks(None), 5000.0);
+}
+
+#[test]
 fn fast_retransmit_on_third_duplicate_ack() {
     for recovery in [Recovery::Tahoe, Recovery::Reno, Recovery::NewReno] {
         let (mut s, sent) = established(recovery, 10);
