@@ -51,6 +51,7 @@ fn link(rate: u64, held: Held, framing: Framing) -> Link {
         last_arrival: SimTime::ZERO,
         rng: Rng::stream(1, "link", 0),
         monitored: false,
+        captured: false,
         framing,
     }
 }
