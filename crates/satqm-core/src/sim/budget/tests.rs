@@ -146,3 +146,31 @@ fn without_the_drop_log_the_summary_is_the_same() {
     );
     assert!(off.drops.time_ns.is_empty());
 }
+
+#[test]
+fn a_capture_counts_and_its_window_bounds_it() {
+    let at = |extra: &str| {
+        let text = BASE
+            .replace("10 Mbps", "10 Gbps")
+            .replace("\"10 s\"", &format!("\"60 s\"\n{extra}"));
+        Scenario::from_toml(&text).unwrap()
+    };
+    let none = Simulation::estimate_memory(&at("")).total();
+    let whole = at("capture = [\"bottleneck\"]");
+    let part = &Simulation::estimate_memory(&whole).parts[5];
+    assert_eq!(part.name, "packet captures");
+    // 10 Gbit/s of 1,500-byte packets both ways for 60 s, 128 bytes each.
+    let packets = 2.0 * 10e9 / (8.0 * 1500.0) * 60.0;
+    assert!((part.how.count / packets - 1.0).abs() < 0.05, "{part:?}");
+    assert_eq!(part.how.each, 128.0);
+    let e = Simulation::check_memory(&whole).unwrap_err().to_string();
+    assert!(e.contains("packet captures"), "{e}");
+    assert!(
+        e.contains("shrink simulation.capture_until or the captured links"),
+        "{e}"
+    );
+    let short = at("capture = [\"bottleneck\"]\ncapture_until = \"1 s\"");
+    assert!(Simulation::check_memory(&short).is_ok());
+    let est = Simulation::estimate_memory(&short).total();
+    assert!(est > none && est < none + 1e9, "{est} vs {none}");
+}
