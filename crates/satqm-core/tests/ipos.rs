@@ -242,3 +242,26 @@ fn atsp_crosses_the_gateway_end_to_end_while_tcp_is_split() {
     assert!(atsp_marks >= 10, "{atsp_marks} marks");
     assert!(summary(&sim, "marks_total") >= atsp_marks as f64);
 }
+
+/// `trace_cwnd` names the scenario's flows (in order of entries, then
+/// pairs), not the PEPs' relayed connections, whose ids come between them.
+#[test]
+fn traced_windows_are_the_named_flows_not_the_relays() {
+    let traffic = "[[traffic]]\nkind = \"bulk\"\npairs = [0, 1]\n\
+                   [[traffic]]\nkind = \"atsp\"\npairs = 2\natsp = { w_max = 1300 }";
+    let text = ipos(traffic, "", "5 s").replace(
+        "[simulation]\n",
+        "[simulation]\ntrace_cwnd = [0, 1, 2]\nsample_interval = \"1 s\"\n",
+    );
+    let sim = run(&text);
+    let kinds: Vec<&str> = sim.flows.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(
+        kinds,
+        ["bulk", "relay", "relay", "bulk", "relay", "relay", "atsp"]
+    );
+    let mut traced = sim.cwnd.flow.clone();
+    traced.sort_unstable();
+    traced.dedup();
+    assert_eq!(traced, [0, 3, 6], "the two transfers and the ATSP flow");
+    assert_eq!(sim.cwnd.flow.len(), 15, "three flows at 1, 2, 3, 4, 5 s");
+}
