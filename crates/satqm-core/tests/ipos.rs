@@ -243,15 +243,16 @@ fn atsp_crosses_the_gateway_end_to_end_while_tcp_is_split() {
     assert!(summary(&sim, "marks_total") >= atsp_marks as f64);
 }
 
-/// `trace_cwnd` names the scenario's flows (in order of entries, then
-/// pairs), not the PEPs' relayed connections, whose ids come between them.
+/// `trace_cwnd` and `trace_seq` name the scenario's flows (in order of
+/// entries, then pairs), not the PEPs' relayed connections, whose ids come
+/// between them.
 #[test]
-fn traced_windows_are_the_named_flows_not_the_relays() {
+fn traced_flows_are_the_named_flows_not_the_relays() {
     let traffic = "[[traffic]]\nkind = \"bulk\"\npairs = [0, 1]\n\
                    [[traffic]]\nkind = \"atsp\"\npairs = 2\natsp = { w_max = 1300 }";
     let text = ipos(traffic, "", "5 s").replace(
         "[simulation]\n",
-        "[simulation]\ntrace_cwnd = [0, 1, 2]\nsample_interval = \"1 s\"\n",
+        "[simulation]\ntrace_cwnd = [0, 1, 2]\ntrace_seq = [1]\nsample_interval = \"1 s\"\n",
     );
     let sim = run(&text);
     let kinds: Vec<&str> = sim.flows.iter().map(|f| f.kind.name()).collect();
@@ -264,4 +265,7 @@ fn traced_windows_are_the_named_flows_not_the_relays() {
     traced.dedup();
     assert_eq!(traced, [0, 3, 6], "the two transfers and the ATSP flow");
     assert_eq!(sim.cwnd.flow.len(), 15, "three flows at 1, 2, 3, 4, 5 s");
+    let seq = &sim.taps.seq.log.flow;
+    assert!(seq.len() > 100, "{} sequence records", seq.len());
+    assert!(seq.iter().all(|&f| f == 3), "the second transfer's records");
 }

@@ -454,6 +454,7 @@ impl Simulation {
         flow.app = Some(app_id);
         flow.start = start;
         flow.stop = stop;
+        self.taps.seq.flow_added(self.end_to_end.len(), flow.id);
         self.end_to_end.push(flow.id);
         self.flows.push(flow);
         self.queue
