@@ -104,7 +104,27 @@ def test_beyond_the_paper_runs_are_valid_scenarios():
 
     texts = atsp.beyond_scenarios()
     flows = {k: satqm.Scenario.from_toml(t).flows for k, t in texts.items()}
-    assert flows == {f"X-{n}": k for n, k, _, _ in atsp.BEYOND}
+    want = {f"X-{n}": k for n, k, _, _ in atsp.BEYOND}
+    # Three ATSP senders and three split TCP transfers at the gateway.
+    want["X-gateway"] = 6
+    assert flows == want
+
+
+def test_atsp_takes_the_gateway_from_split_tcp_at_the_rate_mathis_predicts():
+    """At the gateway's transmit queue, ATSP (end to end) and split TCP
+    answer the PI's marks; TCP's backbone gets what its loss-rate formula
+    allows at ATSP's equilibrium marking probability."""
+    from satqm.experiments import _atsp_gateway, atsp
+
+    res = satqm.run(satqm.Scenario.from_toml(_atsp_gateway.scenario(40.0)))
+    kinds = res.flows.kind.value_counts()
+    assert (kinds["atsp"], kinds["bulk"], kinds["relay"]) == (3, 3, 6)
+    m = _atsp_gateway.measure(res, atsp.jain)
+    assert m["atsp_bps"] > 0.95 * 20e6 * 1460 / 1500
+    assert m["jain_atsp"] > 0.99
+    assert m["atsp_marks"] > 1000 and m["backbone_marks"] > 0
+    assert 0 < m["tcp_bps"] < 0.05 * m["atsp_bps"]
+    assert 0.5 < m["tcp_bps"] / m["tcp_mathis_bps"] < 2
 
 
 def test_bad_atsp_parameters_name_their_key():

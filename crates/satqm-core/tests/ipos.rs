@@ -199,3 +199,73 @@ fn backbone_options_need_a_backpressure_link() {
         "{e}"
     );
 }
+
+/// A PEP splits TCP only: an ATSP transfer crosses both PEPs' nodes end to
+/// end (one flow, from its server to its client, with the satellite round
+/// trip), while a TCP transfer on the same gateway becomes three
+/// connections; the PI at the transmit queue marks ATSP's packets.
+#[test]
+fn atsp_crosses_the_gateway_end_to_end_while_tcp_is_split() {
+    let traffic = "[[traffic]]\nkind = \"atsp\"\npairs = 0\natsp = { w_max = 1300 }\n\
+                   [[traffic]]\nkind = \"bulk\"\npairs = 1";
+    let pi = "[[aqm]]\nkind = \"pi\"\nmode = \"mark\"\nat = \"transmit\"\nq_ref = 100\n\
+              sample_rate = 1666.7\nkp = 2.607e-5\nki = 2.508e-5";
+    let text = ipos(traffic, pi, "30 s")
+        .replace("buffer = 100000", "buffer = 200\nbackpressure = true")
+        .replace("[pep.tcp]\n", "[pep.tcp]\necn = true\n");
+    let sim = run(&text);
+    let kinds: Vec<&str> = sim.flows.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(kinds, ["atsp", "bulk", "relay", "relay"]);
+    let atsp = &sim.flows[0];
+    assert_eq!(atsp.origin.0, 0);
+    assert!(sim.flows[1..].iter().all(|f| f.origin.0 == 1));
+    // The ATSP flow runs from its server to its client...
+    assert!(sim.node_names[atsp.src.0 as usize].starts_with("server"));
+    assert!(sim.node_names[atsp.dst.0 as usize].starts_with("client"));
+    // ...its bytes reach the client without a relay...
+    assert!(atsp.delivered > 10_000_000, "{}", atsp.delivered);
+    assert_eq!(sim.relays.len(), 2);
+    assert!(sim.relays.iter().all(|r| r.up.0 != 0 && r.down.0 != 0));
+    // ...and its round trip is the whole path's (a split hop's would be
+    // the servers' 40-80 ms or the clients' 4 ms).
+    let fs = sim.flow_summaries();
+    assert!(fs[0].rtt_min_s > 0.6, "{}", fs[0].rtt_min_s);
+    // The TCP transfer's connections: server side, backbone, client side.
+    assert!(fs[1].rtt_min_s < 0.09 && fs[2].rtt_min_s > 0.6 && fs[3].rtt_min_s < 0.01);
+    assert!(sim.flows[1].delivered > 0);
+    // The PI marks ATSP's (ECN-capable) packets at the transmit queue.
+    let transmit = sim.links.iter().position(|l| l.name == "transmit").unwrap() as u32;
+    let atsp_marks = (0..sim.drops.flow.len())
+        .filter(|&i| sim.drops.flow[i] == 0 && sim.drops.link[i] == transmit)
+        .filter(|&i| sim.drops.reason[i] == 4) // an early ECN mark
+        .count();
+    assert!(atsp_marks >= 10, "{atsp_marks} marks");
+    assert!(summary(&sim, "marks_total") >= atsp_marks as f64);
+}
+
+/// `trace_cwnd` and `trace_seq` name the scenario's flows (in order of
+/// entries, then pairs), not the PEPs' relayed connections, whose ids come
+/// between them.
+#[test]
+fn traced_flows_are_the_named_flows_not_the_relays() {
+    let traffic = "[[traffic]]\nkind = \"bulk\"\npairs = [0, 1]\n\
+                   [[traffic]]\nkind = \"atsp\"\npairs = 2\natsp = { w_max = 1300 }";
+    let text = ipos(traffic, "", "5 s").replace(
+        "[simulation]\n",
+        "[simulation]\ntrace_cwnd = [0, 1, 2]\ntrace_seq = [1]\nsample_interval = \"1 s\"\n",
+    );
+    let sim = run(&text);
+    let kinds: Vec<&str> = sim.flows.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(
+        kinds,
+        ["bulk", "relay", "relay", "bulk", "relay", "relay", "atsp"]
+    );
+    let mut traced = sim.cwnd.flow.clone();
+    traced.sort_unstable();
+    traced.dedup();
+    assert_eq!(traced, [0, 3, 6], "the two transfers and the ATSP flow");
+    assert_eq!(sim.cwnd.flow.len(), 15, "three flows at 1, 2, 3, 4, 5 s");
+    let seq = &sim.taps.seq.log.flow;
+    assert!(seq.len() > 100, "{} sequence records", seq.len());
+    assert!(seq.iter().all(|&f| f == 3), "the second transfer's records");
+}

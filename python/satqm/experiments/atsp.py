@@ -28,6 +28,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
+from . import _atsp_gateway
 from ._runner import Run, packaged_scenario, run_all, set_run, write_json, write_text
 
 SOLO = "scenarios/atsp/solo.toml"
@@ -127,7 +128,8 @@ BEYOND = (
 def beyond_scenarios() -> dict[str, str]:
     """Runs beyond the paper (full reproduction only): many senders with
     the same PI, access delays drawn from 5-100 ms per pair, and three ATSP
-    senders meeting three TCP NewReno flows (not ECN-capable) at the PI."""
+    senders meeting three TCP NewReno flows (not ECN-capable) at the PI;
+    ATSP and split TCP at the IP-over-satellite gateway's transmit queue."""
     solo = packaged_scenario(SOLO)
     out = {}
     for name, n, hetero, tcp in BEYOND:
@@ -145,6 +147,7 @@ def beyond_scenarios() -> dict[str, str]:
                 f'kind = "bulk"\npairs = {{ from = {k}, to = {n - 1} }}\nstart = {TOGETHER}'
             )
         out[f"X-{name}"] = set_run(_replace_traffic(text, entries), duration=150.0)
+    out[_atsp_gateway.NAME] = _atsp_gateway.scenario(150.0)
     return out
 
 
@@ -562,7 +565,8 @@ def _beyond(out: Path, load: Callable[[str, int], Any], seeds: list[int]) -> str
             f"{v[3]:.0f} | {v[4]:.0f} | {v[5]:.0f} | {pred} |"
         )
     table = "\n".join(rows) + "\n"
-    write_text(out / "beyond.md", table)
+    gw_table, gw_md = _atsp_gateway.section(out, load, seeds, jain)
+    write_text(out / "beyond.md", table + "\nATSP and split TCP at the gateway:\n\n" + gw_table)
     write_json(out / "beyond.json", data)
     return f"""
 ## Beyond the paper
@@ -586,7 +590,7 @@ keeps the link busy. (The predicted queue is that of
 `satqm.models.atsp.atsp_steady_state`, 600 ms propagation, equal RTTs.)
 ATSP meeting TCP: marks are drops for the TCP flows, which back off while
 ATSP does not, and TCP is starved.
-"""
+{gw_md}"""
 
 
 def _tuning_section(t: dict[str, Any], table: str) -> str:

@@ -50,31 +50,41 @@ columns! {
 /// The traced flows and their records.
 #[derive(Debug, Default)]
 pub struct SeqTracer {
-    /// Whether each flow (by id) is traced; empty when none is.
+    /// Whether the scenario's flow k (in order of entries, then pairs) is
+    /// traced; empty when none is.
+    wanted: Vec<bool>,
+    /// Whether each flow (by id) is traced. Ids differ from the scenario's
+    /// numbering when PEPs split connections: relays have ids of their own.
     traced: Vec<bool>,
     pub log: SeqTrace,
 }
 
 impl SeqTracer {
+    /// A tracer of the scenario's flows `flows` (numbered in order of
+    /// entries, then pairs); each is traced once [`SeqTracer::flow_added`]
+    /// gives its id.
     pub fn new(flows: &[u32]) -> SeqTracer {
-        let mut traced = Vec::new();
-        for &f in flows {
-            let i = f as usize;
-            if traced.len() <= i {
-                traced.resize(i + 1, false);
-            }
-            traced[i] = true;
-        }
+        let mut wanted = Vec::new();
+        mark(&mut wanted, flows.iter().map(|&f| f as usize));
         SeqTracer {
-            traced,
+            wanted,
+            traced: Vec::new(),
             log: SeqTrace::default(),
+        }
+    }
+
+    /// The scenario's flow number `k` (every flow but the PEPs' relayed
+    /// connections, in order of creation) was made with id `id`.
+    pub fn flow_added(&mut self, k: usize, id: FlowId) {
+        if self.wanted.get(k).copied().unwrap_or(false) {
+            mark(&mut self.traced, [id.idx()]);
         }
     }
 
     /// Whether any flow is traced (the one test on the per-packet path).
     #[inline]
     pub fn on(&self) -> bool {
-        !self.traced.is_empty()
+        !self.wanted.is_empty()
     }
 
     fn traces(&self, f: FlowId) -> bool {
@@ -123,5 +133,15 @@ impl SeqTracer {
             let end = pkt.seq + pkt.len as u64;
             self.push(now, pkt.flow, SeqEvent::Dropped, pkt.seq, end);
         }
+    }
+}
+
+/// Set `flags[i]` for each of `ids`, growing `flags` as needed.
+fn mark(flags: &mut Vec<bool>, ids: impl IntoIterator<Item = usize>) {
+    for i in ids {
+        if flags.len() <= i {
+            flags.resize(i + 1, false);
+        }
+        flags[i] = true;
     }
 }

@@ -78,6 +78,7 @@ impl Simulation {
             cwnd: CwndTrace::default(),
             congestion: CongestionLog::default(),
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
+            end_to_end: Vec::new(),
             bottleneck,
             monitored: Vec::new(),
             pairs: built.pairs.clone(),
@@ -453,6 +454,8 @@ impl Simulation {
         flow.app = Some(app_id);
         flow.start = start;
         flow.stop = stop;
+        self.taps.seq.flow_added(self.end_to_end.len(), flow.id);
+        self.end_to_end.push(flow.id);
         self.flows.push(flow);
         self.queue
             .schedule(start, Event::App(app_id, AppTimer::Start));

@@ -73,12 +73,14 @@ impl Simulation {
     /// One row per traced flow: its window, threshold and delivered bytes.
     fn trace_windows(&mut self) {
         let now = self.now;
-        for &f in &self.trace_cwnd {
+        for &k in &self.trace_cwnd {
             // Flows made as traffic arrives (short, web, web_mice) may not
-            // exist yet.
-            let Some(flow) = self.flows.get(f.idx()) else {
+            // exist yet. With PEPs, the scenario's flow k is not the k-th
+            // flow: relayed connections have ids of their own.
+            let Some(&f) = self.end_to_end.get(k.idx()) else {
                 continue;
             };
+            let flow = &self.flows[f.idx()];
             let (cwnd, ssthresh) = match &flow.ends {
                 Endpoints::Tcp { sender, .. } => (sender.win.cwnd, sender.win.ssthresh),
                 // ATSP's window w in bytes; it has no threshold.

@@ -146,7 +146,12 @@ pub struct Simulation {
     pub cwnd: CwndTrace,
     /// Every window cut of every TCP sender.
     pub congestion: CongestionLog,
+    /// The traced flows, by their place in `end_to_end`.
     trace_cwnd: Vec<FlowId>,
+    /// Every flow but the PEPs' relayed connections, in order of creation:
+    /// the flow ids a scenario names (in order of entries, then pairs),
+    /// which are the flows' own ids when no PEP splits a connection.
+    end_to_end: Vec<FlowId>,
     /// The link whose figures the summary reports.
     pub bottleneck: LinkId,
     /// (sender, receiver) node of each host pair.
