@@ -20,6 +20,7 @@ STUB_CLASSES = {
     "drops": "_DropColumns",
     "cwnd": "_CwndColumns",
     "congestion": "_CongestionColumns",
+    "traffic": "_TrafficColumns",
     "flows": "_FlowColumns",
     "seq": "_SeqColumns",
 }

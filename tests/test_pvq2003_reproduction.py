@@ -18,6 +18,7 @@ def test_every_policy_is_a_valid_scenario(policy: str) -> None:
     sc = satqm.Scenario.from_toml(text)
     assert sc.duration == 120
     assert sc.name == f"pvq2003-{policy}"
+    assert re.search(r"^trace_traffic = true$", text, flags=re.M)  # Figs. 7-8
     n_aqm = len(re.findall(r"^\[\[aqm\]\]", text, flags=re.M))
     assert n_aqm == (0 if policy == "droptail" else 1)
     if policy == "ared":
@@ -40,13 +41,29 @@ def test_tiny_reproduction_writes_everything(tmp_path) -> None:
         tmp_path, quick=True, workers=2, warmup=105.0, measured=10.0, table1_reps=3
     )
     assert report == tmp_path / "REPORT.md"
-    for f in ("REPORT.md", "tables_3_4.md", "queues.md", "queues.png", "runs.csv", "settings.json"):
+    for f in (
+        "REPORT.md",
+        "tables_3_4.md",
+        "queues.md",
+        "queues.png",
+        "runs.csv",
+        "settings.json",
+        "class_throughput.png",
+    ):
         assert (tmp_path / f).exists(), f
     df = pd.read_csv(tmp_path / "runs.csv")
     assert sorted(df.policy) == sorted(P.POLICIES)
     for c in P.CLASSES:
         assert (df[f"{c}_rate_kBps"] > 0).all(), c
         assert (df[f"{c}_delay_s"] > 0).all(), c
+    # The traced bytes and the flows' goodput count the same deliveries: for
+    # the classes whose flows span the whole window they agree.
+    for c in ("ftp", "cbr"):
+        traced, good = df[f"{c}_traced_kBps"], df[f"{c}_rate_kBps"]
+        assert ((traced - good).abs() <= 0.01 * good).all(), (c, traced, good)
+    together = df[[f"{c}_traced_kBps" for c in P.CLASSES]].sum(axis=1)
+    assert (together <= 3e6 / 8 / 1e3).all()
+    assert "class_throughput.png" in report.read_text()
     text = report.read_text()
     assert "holds" in text
     assert "2.747" in text and "0.899" in text  # Tables III and IV beside ours

@@ -94,6 +94,11 @@ class _CwndColumns(TypedDict):
     ssthresh_bytes: npt.NDArray[np.float64]
     delivered_bytes: npt.NDArray[np.uint64]
 
+class _TrafficColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    traffic: npt.NDArray[np.uint32]
+    delivered_bytes: npt.NDArray[np.uint64]
+
 class _CongestionColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]
     flow: npt.NDArray[np.uint32]
@@ -144,6 +149,7 @@ class _RawResults(TypedDict):
     drops: _DropColumns
     cwnd: _CwndColumns
     congestion: _CongestionColumns
+    traffic: _TrafficColumns
     flows: _FlowColumns
     seq: _SeqColumns
     seq_events: list[str]

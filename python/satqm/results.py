@@ -13,6 +13,8 @@ to run it again:
 ``flows.parquet``   one row per flow
 ``cwnd.parquet``    congestion window samples of the traced flows
 ``congestion.parquet``  one row per window cut of any TCP sender
+``traffic.parquet``  each traffic entry's delivered bytes at every sample
+                    (only with ``simulation.trace_traffic``)
 ``plot.png``        utilization and queue of the bottleneck link
 ``run.json``        wall-clock facts (time taken, when, where)
 ==================  =========================================================
@@ -141,6 +143,11 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "event": "category",
         "seq": _INT,
         "end": _INT,
+    },
+    "traffic": {
+        "time_s": _F,
+        "traffic": _INT,
+        "delivered_bytes": _INT,
     },
     "congestion": {
         "time_s": _F,
@@ -321,6 +328,13 @@ class Results:
         the right edge of the window it advertises; ``sacked``: one SACK
         block of that ACK; ``dropped``: the network lost bytes ``seq`` to
         ``end``). Byte offsets count from the connection's first byte.
+    traffic : pandas.DataFrame
+        With ``simulation.trace_traffic`` (empty otherwise): at every sample,
+        one row per ``[[traffic]]`` entry: ``time_s``, ``traffic`` (the
+        entry's index) and ``delivered_bytes``, the payload bytes delivered
+        in order to the entry's receivers since the start (the flows table's
+        ``bytes_delivered`` summed over the entry's flows).
+        :meth:`traffic_throughput` turns it into rates.
     captures : dict of str to bytes
         The packet captures the run wrote (``simulation.capture``): each
         captured link direction's name and its pcapng file's bytes.
@@ -344,8 +358,12 @@ class Results:
         bottleneck: str | None = None,
         captures: Mapping[str, bytes] | None = None,
         seq: pd.DataFrame | None = None,
+        traffic: pd.DataFrame | None = None,
     ) -> None:
         self.scenario = scenario
+        if traffic is None:
+            traffic = _frame("traffic", {k: [] for k in _SCHEMAS["traffic"]})
+        self.traffic = traffic
         if seq is None:
             import pandas as pd
 
@@ -398,6 +416,9 @@ class Results:
         cg["time_s"] = _seconds(cg["time_ns"])
         cg["kind"] = _codes("kind", cg["kind"], CUT_KINDS)
 
+        tr = dict(raw["traffic"])
+        tr["time_s"] = _seconds(tr["time_ns"])
+
         sq = dict(raw["seq"])
         sq["time_s"] = _seconds(sq["time_ns"])
         sq["event"] = _codes("event", sq["event"], [str(e) for e in raw["seq_events"]])
@@ -423,6 +444,7 @@ class Results:
             bottleneck=str(raw["bottleneck"]),
             captures={str(name): bytes(data) for name, _n, data in raw.get("captures", [])},
             seq=_frame("seq", sq),
+            traffic=_frame("traffic", tr),
         )
 
     # ----- looking -----------------------------------------------------------
@@ -480,6 +502,31 @@ class Results:
         from satqm.plots import plot_seq
 
         return plot_seq(self, flow, start, end)
+
+    def traffic_throughput(self) -> pd.DataFrame:
+        """Each traffic entry's throughput over time, from the ``traffic``
+        table (``simulation.trace_traffic``): one row per entry per sample,
+        ``time_s`` (the end of the interval), ``traffic`` (the entry's index)
+        and ``throughput_bps``, the payload bits delivered to the entry's
+        receivers in the interval ending at ``time_s``, per second.
+
+        Raises ``ValueError`` if the run did not record the table.
+        """
+        import numpy as np
+        import pandas as pd
+
+        if not len(self.traffic):
+            raise ValueError("this run has no traffic table: set simulation.trace_traffic = true")
+        parts = []
+        for entry, g in self.traffic.groupby("traffic", sort=True):
+            t = g["time_s"].to_numpy()
+            b = g["delivered_bytes"].to_numpy().astype(np.float64)
+            dt = np.diff(t, prepend=0.0)
+            rate = np.diff(b, prepend=0.0) * 8.0 / dt
+            parts.append(pd.DataFrame({"time_s": t, "traffic": entry, "throughput_bps": rate}))
+        out = pd.concat(parts, ignore_index=True)
+        out["traffic"] = out["traffic"].astype("int64")
+        return out.sort_values(["time_s", "traffic"], kind="stable", ignore_index=True)
 
     def plot_cwnd(self) -> Figure:
         """Congestion window and slow-start threshold over time of the
@@ -612,6 +659,11 @@ class Results:
             _write_parquet(out / "seq.parquet", self.seq)
         else:
             (out / "seq.parquet").unlink(missing_ok=True)
+        if len(self.traffic):
+            written.append(out / "traffic.parquet")
+            _write_parquet(out / "traffic.parquet", self.traffic)
+        else:
+            (out / "traffic.parquet").unlink(missing_ok=True)
         if self.captures:
             (out / "capture").mkdir(exist_ok=True)
         for name, data in self.captures.items():
@@ -672,6 +724,9 @@ class Results:
                     sq[k] = sq[k].astype(dtype)
             sq["event"] = pd.Categorical(sq["event"].astype(object), categories=SEQ_EVENTS)
             frames["seq"] = sq
+        if (d / "traffic.parquet").exists():
+            tr = pd.read_parquet(d / "traffic.parquet")[list(_SCHEMAS["traffic"])]
+            frames["traffic"] = tr.astype(_SCHEMAS["traffic"])
         if "congestion" in frames:
             frames["congestion"]["kind"] = pd.Categorical(
                 frames["congestion"]["kind"].astype(object), categories=CUT_KINDS

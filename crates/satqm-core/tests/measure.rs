@@ -89,3 +89,80 @@ fn no_rates_before_the_warmup_ends() {
     assert_eq!(s.measured_s, 2.0);
     assert!(s.goodput_total_bps > 9e6 && s.goodput_total_bps <= 10e6);
 }
+
+/// Three classes on one bottleneck: bulk, CBR and web mice.
+fn classes(trace: bool) -> String {
+    dumbbell(
+        "20 s",
+        4,
+        "rate = \"2 Mbps\"\ndelay = \"20 ms\"\nbuffer = 50",
+        ACCESS,
+        "",
+        "[[traffic]]\nkind = \"bulk\"\npairs = [0, 1]\n\
+         [[traffic]]\nkind = \"cbr\"\npairs = 2\nrate = \"200 kbps\"\npacket_size = 500\nstart = \"3 s\"\n\
+         [[traffic]]\nkind = \"web_mice\"\npairs = 3\nsessions = 20\n\
+         pareto = { scale = \"2 kB\", shape = 1.3 }\nthink_mean = \"1 s\"",
+    )
+    .replace(
+        "[simulation]",
+        &format!("[simulation]\nsample_interval = \"300 ms\"\ntrace_traffic = {trace}"),
+    )
+}
+
+/// The traffic trace counts each entry's delivered bytes as the flows do:
+/// its last sample is the entry's flows' total, less what arrived after it.
+#[test]
+fn the_traffic_trace_agrees_with_the_flows() {
+    let sim = run(&classes(true));
+    let t = &sim.traffic;
+    let samples = (20_000 / 300) as usize;
+    assert_eq!(t.time_ns.len(), 3 * samples);
+    let flows = sim.flow_summaries();
+    let kinds = ["bulk", "cbr", "web_mice"];
+    // At most one interval at the bottleneck's rate arrives after the last
+    // sample (here 0.2 s, since 20 s is not on the 300 ms grid).
+    let slack = (2e6 / 8.0 * 0.2) as u64;
+    for (entry, kind) in kinds.iter().enumerate() {
+        let rows: Vec<usize> = (0..t.time_ns.len())
+            .filter(|&i| t.traffic[i] == entry as u32)
+            .collect();
+        assert_eq!(rows.len(), samples);
+        let bytes: Vec<u64> = rows.iter().map(|&i| t.delivered_bytes[i]).collect();
+        assert!(
+            bytes.windows(2).all(|w| w[0] <= w[1]),
+            "{kind}: not cumulative"
+        );
+        let total: u64 = flows
+            .iter()
+            .filter(|f| f.kind.name() == *kind)
+            .map(|f| f.bytes_delivered)
+            .sum();
+        let last = *bytes.last().unwrap();
+        assert!(last > 0, "{kind}: nothing delivered");
+        assert!(
+            last <= total && total - last <= slack,
+            "{kind}: {last} vs {total}"
+        );
+    }
+    // CBR starts at 3 s: nothing before.
+    let cbr_first = (0..t.time_ns.len()).find(|&i| t.traffic[i] == 1).unwrap();
+    assert_eq!(t.delivered_bytes[cbr_first], 0);
+}
+
+/// Off by default; on, it changes nothing else.
+#[test]
+fn the_traffic_trace_is_off_by_default_and_changes_nothing() {
+    let off = run(&classes(false).replace("trace_traffic = false\n", ""));
+    let on = run(&classes(true));
+    assert!(off.traffic.time_ns.is_empty());
+    assert!(!on.traffic.time_ns.is_empty());
+    // By their text, since NaN columns never compare equal.
+    let text = |sim: &satqm_core::Simulation| {
+        let flows = satqm_core::sim::FlowSummary::columns(&sim.flow_summaries());
+        format!(
+            "{:?}",
+            (sim.timeseries.columns(), sim.drops.columns(), flows)
+        )
+    };
+    assert!(text(&off) == text(&on), "the trace changed the run");
+}

@@ -252,6 +252,7 @@ impl Simulation {
         out.set_item("drops", table(py, sim.drops.columns())?)?;
         out.set_item("cwnd", table(py, sim.cwnd.columns())?)?;
         out.set_item("congestion", table(py, sim.congestion.columns())?)?;
+        out.set_item("traffic", table(py, sim.traffic.columns())?)?;
         out.set_item("seq", table(py, sim.taps.seq.log.columns())?)?;
         out.set_item("seq_events", PyList::new(py, SeqEvent::NAMES)?)?;
         let fs = sim.flow_summaries();

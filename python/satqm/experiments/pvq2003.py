@@ -11,7 +11,9 @@ fixed thresholds (Table III) and with Section V's dynamic thresholds,
 
 Written: per traffic class (FTP, web, CBR) loss rate, queueing delay and
 rate beside Tables III and IV; the web transfer time (Fig. 9's measure);
-the queue over time (Figs. 1, 4, 12); Table I and Fig. 2 (one small file
+the queue over time (Figs. 1, 4, 12); per class, drops and delay over time
+(Figs. 5-6, 13-14) and throughput and accumulated bytes over time (Figs.
+7-8, from each run's ``traffic`` table); Table I and Fig. 2 (one small file
 against a random drop probability, :mod:`._pvq_table1`); REPORT.md with
 each claim checked.
 Fig. 21 is ``satqm reproduce models`` (``_pvq_fig21``), not repeated here.
@@ -123,6 +125,8 @@ def variant_text(policy: str, duration: float | None = None,
         out = text.rstrip("\n") + "\n" + DYNAMIC_LINES
     else:
         raise KeyError(policy)
+    # Each class's delivered bytes over time, for Figs. 7-8.
+    out = out.replace("[simulation]\n", "[simulation]\ntrace_traffic = true\n", 1)
     return set_run(out, name=f"pvq2003-{policy}", duration=duration, warmup=warmup)
 
 
@@ -228,7 +232,28 @@ def run_stats(res: Any, policy: str, warmup: float, duration: float) -> dict[str
                                          if qb.size else math.nan)
     out["utilization"] = float(w.utilization.mean())
     out["loss_all_pct"] = 100 * float(w.drops.sum()) / float(w.arrivals.sum())
+    out.update(_traced_rates(res, warmup, duration))
     out["wall_s"] = float(res.wall_time_s or math.nan)
+    return out
+
+
+def _traced_rates(res: Any, warmup: float, duration: float) -> dict[str, float]:
+    """Each class's payload rate over ``[warmup, duration]`` (KB/s) from the
+    run's ``traffic`` table: the bytes delivered between the samples at the
+    window's two ends (NaN where the run did not trace them)."""
+    import numpy as np
+
+    out = {f"{c}_traced_kBps": math.nan for c in CLASSES}
+    tr = res.traffic
+    if not len(tr):
+        return out
+    t = tr.time_s.to_numpy()
+    for entry, c in enumerate(_entry_classes(res)):
+        mine = tr.traffic.to_numpy() == entry
+        at = [np.flatnonzero(mine & np.isclose(t, x)) for x in (warmup, duration)]
+        if all(len(i) == 1 for i in at):
+            b0, b1 = (float(tr.delivered_bytes.iloc[i[0]]) for i in at)
+            out[f"{c}_traced_kBps"] = (b1 - b0) / (duration - warmup) / 1e3
     return out
 
 
@@ -356,6 +381,7 @@ def reproduce(
 
     _figure(out, results, warmup, duration)
     _class_figure(out, results, duration)
+    _throughput_figure(out, results, duration)
     from ._pvq_table1 import table1
 
     t1_section = table1(out / "table1", quick=quick, workers=workers, reps=table1_reps,
@@ -549,9 +575,23 @@ web and CBR delays shorter, FTP's longer), RED+Tail with dynamic thresholds
 as Figs. 13-14 (FTP losses lower, its delay longer). The delay is the
 queue's wait per sample: the FIFO's bytes over C for Adaptive RED (the same
 for every class), each virtual queue's mean wait for RED+Tail (FTP in the
-RED queue, web and CBR in the drop-tail queue). The paper's per-class
-throughputs over time (Figs. 7-8) need per-class delivery over time, which
-satqm's results do not record; their means are in the tables above.
+RED queue, web and CBR in the drop-tail queue).
+Figure: `class_throughput.png` — per class, throughput over time (KB/s of
+payload in 1 s bins) and the bytes delivered since the start (MB), seed
+{seeds[0]}, from each run's `traffic` table (`simulation.trace_traffic`):
+Adaptive RED and RED+Tail as the paper's Fig. 7 (throughputs) and Fig. 8
+(accumulated throughputs), RED+Tail with dynamic thresholds below them. The
+paper: "Both schemes achieve 100% utilization of the link bandwidth. Due to
+the bandwidth allocation scheme in the RED+Tail scheme, FTP has a slightly
+smaller throughput. However, the saved bandwidth allows web burst to pass
+through the bottleneck link faster." Over the measured window the traces
+give FTP / web / CBR {_traced(v, 'ared')} KB/s under Adaptive RED,
+{_traced(v, 'redtail')} under RED+Tail and {_traced(v, 'redtail_dyn')} with
+dynamic thresholds (together {_sum_rates(v, 'ared'):.0f}, {_sum_rates(v, 'redtail'):.0f}
+and {_sum_rates(v, 'redtail_dyn'):.0f} KB/s of payload; 3 Mbit/s less the headers
+of 1,000-byte packets is 360 KB/s): the goodput column above counted another
+way (the bytes delivered between the window's two ends, where the table counts
+each flow over its own window). The claim on Figs. 7-8 is checked below.
 
 ## The paper's claims here ({held} of {len(claims)} hold)
 
@@ -602,6 +642,65 @@ satqm's results do not record; their means are in the tables above.
 - **Parameters are Table II's**; nothing was tuned to match the paper's
   numbers.
 """
+
+
+def _sum_rates(v: Callable[[str, str], float], policy: str) -> float:
+    """The three classes' traced rates together, KB/s."""
+    return sum(v(policy, c + "_traced_kBps") for c in CLASSES)
+
+
+def _traced(v: Callable[[str, str], float], policy: str) -> str:
+    """FTP / web / CBR traced rates, KB/s."""
+    return " / ".join(f"{v(policy, c + '_traced_kBps'):.1f}" for c in CLASSES)
+
+
+def _entry_classes(res: Any) -> list[str]:
+    """The class of each ``[[traffic]]`` entry of a run's scenario."""
+    import tomllib
+
+    kinds = {"bulk": "ftp", "web_mice": "web", "cbr": "cbr"}
+    return [kinds[t["kind"]] for t in tomllib.loads(res.scenario.text)["traffic"]]
+
+
+def _throughput_figure(out: Path, res: dict[str, Any], duration: float) -> None:
+    """Per-class throughput and accumulated bytes over time (Figs. 7-8)."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    policies = ("ared", "redtail", "redtail_dyn")
+    fig = Figure(figsize=(11, 9), dpi=100)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(policies), 2, sharex=True)
+    for row, policy in zip(axes, policies):
+        r = res[policy]
+        classes = _entry_classes(r)
+        for entry, g in r.traffic.groupby("traffic", sort=True):
+            c = classes[int(entry)]
+            t = g.time_s.to_numpy()
+            b = g.delivered_bytes.to_numpy().astype(float)
+            # 1 s bins: the bytes at whole seconds (samples every 100 ms).
+            whole = np.isclose(t, np.round(t))
+            tw, bw = t[whole], b[whole]
+            rate = np.diff(bw, prepend=0.0) / np.diff(tw, prepend=0.0) / 1e3
+            color = f"C{CLASSES.index(c)}"
+            row[0].plot(tw, rate, lw=0.6, color=color, label=CLASS_LABEL[c])
+            row[1].plot(t, b / 1e6, lw=0.8, color=color, label=CLASS_LABEL[c])
+        row[0].set_ylabel("KB/s")
+        row[1].set_ylabel("MB delivered")
+        row[0].set_title(f"{LABEL[policy]}: throughput (1 s bins)", fontsize=9)
+        row[1].set_title(f"{LABEL[policy]}: accumulated throughput", fontsize=9)
+        for ax in row:
+            ax.legend(fontsize=7, loc="upper left")
+            ax.set_xlim(0, duration)
+    for ax in axes[-1]:
+        ax.set_xlabel("time (s)")
+    fig.suptitle("Per-class throughput at the bottleneck (paper: Figs. 7-8, Adaptive RED and "
+                 "RED+Tail; dynamic thresholds below)", fontsize=10)
+    fig.tight_layout()
+    tmp = out / "class_throughput.tmp.png"
+    fig.savefig(tmp)
+    tmp.replace(out / "class_throughput.png")
 
 
 def _figure(out: Path, res: dict[str, Any], warmup: float, duration: float) -> None:

@@ -67,6 +67,9 @@ pub struct Scenario {
     /// drops and marks, and the `drops` table is empty.
     pub log_drops: bool,
     pub trace_cwnd: Vec<u32>,
+    /// Record each traffic entry's cumulative delivered bytes at every
+    /// sample (the `traffic` table).
+    pub trace_traffic: bool,
     /// Flows whose packets are recorded for sequence graphs.
     pub trace_seq: Vec<u32>,
     /// Packet captures to write (`simulation.capture`).
@@ -143,6 +146,7 @@ impl Scenario {
             max_memory: run.max_memory,
             log_drops: run.log_drops,
             trace_cwnd,
+            trace_traffic: run.trace_traffic,
             trace_seq: simulation::trace_seq(&raw.simulation, &traffic)?,
             capture: simulation::capture(&raw.simulation, run.duration)?,
             topology,

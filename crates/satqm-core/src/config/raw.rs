@@ -79,6 +79,8 @@ pub struct RawSimulation {
     pub warmup: Option<Quantity>,
     /// Flow ids whose congestion window the sampler records.
     pub trace_cwnd: Option<Vec<i64>>,
+    /// Record each traffic entry's delivered bytes at every sample.
+    pub trace_traffic: Option<bool>,
     /// Most memory the run may need, by the up-front estimate (bytes).
     pub max_memory: Option<Quantity>,
     /// Keep the per-packet drop log (the `drops` table).

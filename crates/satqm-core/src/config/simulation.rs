@@ -27,6 +27,7 @@ pub(super) struct Run {
     pub warmup: SimTime,
     pub max_memory: u64,
     pub log_drops: bool,
+    pub trace_traffic: bool,
 }
 
 pub(super) fn run(sim: &RawSimulation) -> Result<Run, ConfigError> {
@@ -69,6 +70,7 @@ pub(super) fn run(sim: &RawSimulation) -> Result<Run, ConfigError> {
         warmup,
         max_memory: max_memory(sim.max_memory.as_ref())?,
         log_drops: sim.log_drops.unwrap_or(true),
+        trace_traffic: sim.trace_traffic.unwrap_or(false),
     })
 }
 
@@ -236,6 +238,13 @@ mod tests {
                 "duration = \"10 s\"\ntrace_seq = [0, -1]"
             )),
             "simulation.trace_seq[1]: must be between 0 and 2"
+        );
+        assert_eq!(
+            err(&BASE.replace(
+                "duration = \"10 s\"",
+                "duration = \"10 s\"\ntrace_traffic = \"yes\""
+            )),
+            "simulation.trace_traffic: must be true or false, got string \"yes\""
         );
     }
 

@@ -196,6 +196,20 @@ columns! {
 }
 
 columns! {
+    /// Each traffic entry's payload bytes delivered in order to its
+    /// receivers since the start of the run, at every sample time
+    /// (`simulation.trace_traffic`); its rate over an interval is the
+    /// difference of two samples. The count is the flows table's
+    /// `bytes_delivered` summed over the entry's flows.
+    pub struct TrafficTrace {
+        pub time_ns: Vec<u64>,
+        /// The traffic entry, by its index in `[[traffic]]`.
+        pub traffic: Vec<u32>,
+        pub delivered_bytes: Vec<u64>,
+    }
+}
+
+columns! {
     /// Every congestion-window cut of every TCP sender (fast retransmit,
     /// timeout, ECN), for synchronization measures: how many connections cut
     /// their windows within the same round trip.

@@ -120,7 +120,7 @@ impl Simulation {
         let tcp = tcp.clone();
         let ends = (self.servers[s], self.clients[c]);
         let f = self.add_tcp_flow(
-            FlowKind::Web,
+            (FlowKind::Web, self.app_entry[a.idx()]),
             c as u32,
             ends,
             &tcp,
@@ -144,7 +144,8 @@ impl Simulation {
         let size = m.file_size();
         let (pair, tcp) = (m.pair, m.tcp.clone());
         let ends = self.pairs[pair as usize];
-        let f = self.add_tcp_flow(FlowKind::WebMice, pair, ends, &tcp, Some(size), now, None);
+        let kind = (FlowKind::WebMice, self.app_entry[a.idx()]);
+        let f = self.add_tcp_flow(kind, pair, ends, &tcp, Some(size), now, None);
         self.flows[f.idx()].owner = Some(a);
     }
 
@@ -174,7 +175,8 @@ impl Simulation {
         let pair = pairs[rng.uniform_u64(0, pairs.len() as u64 - 1) as usize];
         let (size, tcp) = (*size, tcp.clone());
         let ends = self.pairs[pair as usize];
-        self.add_tcp_flow(FlowKind::Short, pair, ends, &tcp, Some(size), now, None);
+        let kind = (FlowKind::Short, self.app_entry[a.idx()]);
+        self.add_tcp_flow(kind, pair, ends, &tcp, Some(size), now, None);
     }
 
     /// The transfer an application opened has arrived: a web slot or a web

@@ -504,10 +504,13 @@ fn sampler(s: &Scenario, _sh: &Shape) -> Part {
     let links = (CORE_MONITORED + 2 * s.aqm.len() as u64) as f64;
     let rows = links * samples;
     let cwnd = s.trace_cwnd.len() as f64 * samples * CWND_ROW as f64;
+    // The traffic trace's rows: time, entry and bytes.
+    let entries = if s.trace_traffic { s.traffic.len() } else { 0 };
+    let traffic = entries as f64 * samples * 20.0;
     Part {
         name: "sampler",
         key: "simulation.sample_interval",
-        bytes: rows * SAMPLE_ROW as f64 + cwnd,
+        bytes: rows * SAMPLE_ROW as f64 + cwnd + traffic,
         how: Detail {
             count: rows,
             each: SAMPLE_ROW as f64,

@@ -12,7 +12,7 @@ use crate::error::{ConfigError, Result};
 use crate::gateway::{self, Pep, Relay};
 use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
 use crate::net::{Framing, Held, PlacedAqm, Routes};
-use crate::probe::{CongestionLog, CwndTrace, DropLog, SeqTracer, TimeSeries};
+use crate::probe::{CongestionLog, CwndTrace, DropLog, SeqTracer, TimeSeries, TrafficTrace};
 use crate::queue::{Buffer, ParallelQueues};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
@@ -69,6 +69,7 @@ impl Simulation {
             routes,
             flows: Vec::new(),
             apps: Vec::new(),
+            app_entry: Vec::new(),
             out: Vec::with_capacity(64),
             next_uid: 0,
             delivered_packets: 0,
@@ -79,6 +80,12 @@ impl Simulation {
             congestion: CongestionLog::default(),
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
             end_to_end: Vec::new(),
+            traffic: TrafficTrace::default(),
+            entry_bytes: if scenario.trace_traffic {
+                vec![0; scenario.traffic.len()]
+            } else {
+                Vec::new()
+            },
             bottleneck,
             monitored: Vec::new(),
             pairs: built.pairs.clone(),
@@ -230,6 +237,7 @@ impl Simulation {
     /// The applications (and, for bulk and CBR, the flows) of traffic
     /// entry number `entry`.
     fn add_traffic(&mut self, entry: usize, t: &Traffic, start_rng: &mut Rng) {
+        let entry = entry as u32;
         match &t.kind {
             TrafficKind::Web { .. } => self.add_web(entry, t),
             TrafficKind::WebMice { .. } => self.add_web_mice(entry, t),
@@ -242,27 +250,29 @@ impl Simulation {
                     StartSpec::At(s) => s,
                     StartSpec::Uniform(lo, _) => lo,
                 };
-                let app = self.add_app(App::Arrivals {
+                let app = App::Arrivals {
                     pairs: t.pairs.clone(),
                     size: *size,
                     mean_gap: 1.0 / arrival_rate,
                     tcp: tcp.clone(),
                     stop: t.stop,
                     rng: Rng::stream(self.seed, "arrivals", entry as u64),
-                });
+                };
+                let app = self.add_app(app, entry);
                 self.queue.schedule(start, Event::App(app, AppTimer::Start));
             }
             TrafficKind::Bulk { size, tcp } => {
                 for &pair in &t.pairs {
                     let start = self.start_time(t.start, start_rng);
                     let ends = self.pairs[pair as usize];
-                    self.add_tcp_flow(FlowKind::Bulk, pair, ends, tcp, *size, start, t.stop);
+                    let kind = (FlowKind::Bulk, entry);
+                    self.add_tcp_flow(kind, pair, ends, tcp, *size, start, t.stop);
                 }
             }
             TrafficKind::Atsp(cfg) => {
                 for &pair in &t.pairs {
                     let start = self.start_time(t.start, start_rng);
-                    self.add_atsp_flow(pair, cfg, start, t.stop);
+                    self.add_atsp_flow(pair, entry, cfg, start, t.stop);
                 }
             }
             TrafficKind::Cbr { rate, packet_size } => {
@@ -279,7 +289,8 @@ impl Simulation {
                     let sink = Endpoints::Udp {
                         sink: UdpSink::default(),
                     };
-                    let flow = Flow::new(id, FlowKind::Cbr, pair, (src, dst), sink);
+                    let mut flow = Flow::new(id, FlowKind::Cbr, pair, (src, dst), sink);
+                    flow.entry = entry;
                     self.add_flow(flow, app, start, t.stop);
                 }
             }
@@ -288,7 +299,7 @@ impl Simulation {
 
     /// Web traffic: `connections` slots opened `ramp_step` at a time every
     /// `ramp_interval`, each fetching pages from random servers.
-    fn add_web(&mut self, entry: usize, t: &Traffic) {
+    fn add_web(&mut self, entry: u32, t: &Traffic) {
         let TrafficKind::Web {
             connections,
             ramp_step,
@@ -303,13 +314,14 @@ impl Simulation {
         };
         for slot in 0..*connections {
             let rng = Rng::stream(self.seed, "web", ((entry as u64) << 32) | slot as u64);
-            let app = self.add_app(App::WebSlot {
+            let app = App::WebSlot {
                 page_min: *page_min,
                 page_max: *page_max,
                 think: *think_time,
                 tcp: tcp.clone(),
                 rng,
-            });
+            };
+            let app = self.add_app(app, entry);
             let at = SimTime(ramp_interval.ns() * (slot / ramp_step) as u64);
             if at <= self.end {
                 self.queue.schedule(at, Event::App(app, AppTimer::Start));
@@ -319,7 +331,7 @@ impl Simulation {
 
     /// Web mice: `sessions` users over the entry's pairs, each fetching
     /// Pareto-sized files with exponential think times.
-    fn add_web_mice(&mut self, entry: usize, t: &Traffic) {
+    fn add_web_mice(&mut self, entry: u32, t: &Traffic) {
         let TrafficKind::WebMice {
             sessions,
             scale,
@@ -348,7 +360,7 @@ impl Simulation {
                 StartSpec::At(s) => s,
                 StartSpec::Uniform(lo, hi) => m.uniform_time(lo, hi),
             };
-            let app = self.add_app(App::WebMouse(Box::new(m)));
+            let app = self.add_app(App::WebMouse(Box::new(m)), entry);
             if start <= self.end {
                 self.queue.schedule(start, Event::App(app, AppTimer::Start));
             }
@@ -363,8 +375,10 @@ impl Simulation {
         }
     }
 
-    fn add_app(&mut self, app: App) -> AppId {
+    /// Add an application of traffic entry `entry`.
+    fn add_app(&mut self, app: App, entry: u32) -> AppId {
         self.apps.push(app);
+        self.app_entry.push(entry);
         AppId(self.apps.len() as u32 - 1)
     }
 
@@ -372,10 +386,11 @@ impl Simulation {
     /// started by a bulk application at `start`. Where its path crosses
     /// PEPs, it becomes a chain of connections joined by relays; the
     /// returned flow is the first, which carries the end-to-end figures.
+    /// `kind` is the flow's kind and the traffic entry it belongs to.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn add_tcp_flow(
         &mut self,
-        kind: FlowKind,
+        (kind, entry): (FlowKind, u32),
         pair: u32,
         (src, dst): (NodeId, NodeId),
         tcp: &TcpConfig,
@@ -402,7 +417,8 @@ impl Simulation {
                     size,
                     stop,
                 };
-                let flow = Flow::new(this, kind, pair, (s.from, s.to), ends);
+                let mut flow = Flow::new(this, kind, pair, (s.from, s.to), ends);
+                flow.entry = entry;
                 self.add_flow(flow, app, start, stop);
             } else {
                 let mut flow = Flow::new(this, FlowKind::Relay, pair, (s.from, s.to), ends);
@@ -410,6 +426,7 @@ impl Simulation {
                 self.flows.push(flow);
             }
             let f = &mut self.flows[this.idx()];
+            f.entry = entry;
             f.origin = id;
             f.last_hop = last_hop;
             if let (Some(up), Some(buffer)) = (prev, s.relay_buffer) {
@@ -428,6 +445,7 @@ impl Simulation {
     fn add_atsp_flow(
         &mut self,
         pair: u32,
+        entry: u32,
         cfg: &AtspConfig,
         start: SimTime,
         stop: Option<SimTime>,
@@ -443,14 +461,15 @@ impl Simulation {
             size: None,
             stop,
         };
-        let flow = Flow::new(id, FlowKind::Atsp, pair, (src, dst), ends);
+        let mut flow = Flow::new(id, FlowKind::Atsp, pair, (src, dst), ends);
+        flow.entry = entry;
         self.add_flow(flow, app, start, stop);
     }
 
     /// Add `flow` driven by its own application `app`, which starts at
     /// `start` and stops at `stop`.
     fn add_flow(&mut self, mut flow: Flow, app: App, start: SimTime, stop: Option<SimTime>) {
-        let app_id = self.add_app(app);
+        let app_id = self.add_app(app, flow.entry);
         flow.app = Some(app_id);
         flow.start = start;
         flow.stop = stop;

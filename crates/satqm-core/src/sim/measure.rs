@@ -55,6 +55,7 @@ impl Simulation {
             ts.aqm_vq2_delay_s.push(col(&|v| v.delay_mean_s[1]));
         }
         self.trace_windows();
+        self.trace_traffic();
         let next = now + interval;
         if next <= self.end {
             self.queue.schedule(next, Event::Sample);
@@ -67,6 +68,26 @@ impl Simulation {
         self.warmup_pending = false;
         for flow in &mut self.flows {
             flow.delivered_at_warmup = Some(flow.delivered);
+        }
+    }
+
+    /// One row per traffic entry (if traced): the payload bytes delivered
+    /// to its receivers so far. A pass over the flows, nothing per packet.
+    fn trace_traffic(&mut self) {
+        if self.entry_bytes.is_empty() {
+            return;
+        }
+        self.entry_bytes.fill(0);
+        for flow in &self.flows {
+            // A PEP's inner connections deliver to their end-to-end flow,
+            // so each byte is counted once.
+            self.entry_bytes[flow.entry as usize] += flow.delivered;
+        }
+        let t = &mut self.traffic;
+        for (entry, &bytes) in self.entry_bytes.iter().enumerate() {
+            t.time_ns.push(self.now.ns());
+            t.traffic.push(entry as u32);
+            t.delivered_bytes.push(bytes);
         }
     }
 

@@ -33,7 +33,7 @@ use crate::gateway::{Pep, Relay};
 use crate::ids::{AppId, FlowId, FlowKind, LinkId, NodeId, RelayId};
 use crate::net::{Link, PlacedAqm, Routes};
 use crate::packet::Packet;
-use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
+use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries, TrafficTrace};
 use crate::time::SimTime;
 use crate::traffic::App;
 use crate::transport::atsp::{AtspReceiver, AtspSender};
@@ -65,6 +65,8 @@ pub struct Flow {
     pub dst: NodeId,
     /// The application that drives it (none for a PEP's connections).
     pub app: Option<AppId>,
+    /// The traffic entry it belongs to (its index in `[[traffic]]`).
+    pub entry: u32,
     pub start: SimTime,
     pub stop: Option<SimTime>,
     pub ends: Endpoints,
@@ -105,6 +107,7 @@ impl Flow {
             src,
             dst,
             app: None,
+            entry: 0,
             start: SimTime::ZERO,
             stop: None,
             ends,
@@ -134,6 +137,8 @@ pub struct Simulation {
     routes: Routes,
     pub flows: Vec<Flow>,
     apps: Vec<App>,
+    /// The traffic entry of each application.
+    app_entry: Vec<u32>,
     /// Packets the endpoint being handled has just emitted.
     out: Vec<Packet>,
     next_uid: u64,
@@ -152,6 +157,12 @@ pub struct Simulation {
     /// the flow ids a scenario names (in order of entries, then pairs),
     /// which are the flows' own ids when no PEP splits a connection.
     end_to_end: Vec<FlowId>,
+    /// Each traffic entry's delivered bytes over time, if the scenario asks
+    /// (`simulation.trace_traffic`).
+    pub traffic: TrafficTrace,
+    /// The running sums of the traffic trace, one per entry (empty when it
+    /// is off).
+    entry_bytes: Vec<u64>,
     /// The link whose figures the summary reports.
     pub bottleneck: LinkId,
     /// (sender, receiver) node of each host pair.
