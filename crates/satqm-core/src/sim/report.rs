@@ -223,12 +223,8 @@ impl Simulation {
             s.fast_retransmits = st.fast_retransmits;
             s.timeouts = st.timeouts;
             s.ecn_reductions = st.ecn_reductions;
-            s.rtt_samples = st.rtt_samples;
-            if st.rtt_samples > 0 {
-                s.rtt_min_s = st.rtt_min_ns as f64 * 1e-9;
-                s.rtt_mean_s = st.rtt_sum_ns / st.rtt_samples as f64 * 1e-9;
-                s.rtt_max_s = st.rtt_max_ns as f64 * 1e-9;
-            }
+            s.rtt_samples = st.rtt.samples;
+            (s.rtt_min_s, s.rtt_mean_s, s.rtt_max_s) = st.rtt.seconds();
             s.cwnd_bytes = sender.win.cwnd;
         }
         if let Endpoints::Atsp { sender, .. } = &f.ends {
@@ -237,12 +233,8 @@ impl Simulation {
             s.segments_sent = st.packets_sent;
             s.retransmits = st.retransmits;
             s.ecn_reductions = st.cuts;
-            s.rtt_samples = st.rtt_samples;
-            if st.rtt_samples > 0 {
-                s.rtt_min_s = st.rtt_min_ns as f64 * 1e-9;
-                s.rtt_mean_s = st.rtt_sum_ns / st.rtt_samples as f64 * 1e-9;
-                s.rtt_max_s = st.rtt_max_ns as f64 * 1e-9;
-            }
+            s.rtt_samples = st.rtt.samples;
+            (s.rtt_min_s, s.rtt_mean_s, s.rtt_max_s) = st.rtt.seconds();
             s.cwnd_bytes = sender.w * sender.cfg.packet_size as f64;
         }
         s

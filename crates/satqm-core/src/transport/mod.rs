@@ -15,6 +15,40 @@ use crate::ids::{FlowId, NodeId};
 use crate::packet::{Packet, PacketKind};
 use crate::time::SimTime;
 
+/// The round-trip times a sender measured: count, sum, least and greatest
+/// (the flows table's `rtt_*` columns).
+#[derive(Clone, Debug, Default)]
+pub struct RttStats {
+    pub samples: u64,
+    pub sum_ns: f64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+impl RttStats {
+    pub fn record(&mut self, rtt: SimTime) {
+        let ns = rtt.ns();
+        if self.samples == 0 || ns < self.min_ns {
+            self.min_ns = ns;
+        }
+        self.max_ns = self.max_ns.max(ns);
+        self.samples += 1;
+        self.sum_ns += ns as f64;
+    }
+
+    /// Least, mean and greatest, seconds (zeros before the first sample).
+    pub fn seconds(&self) -> (f64, f64, f64) {
+        if self.samples == 0 {
+            return (0.0, 0.0, 0.0);
+        }
+        (
+            self.min_ns as f64 * 1e-9,
+            self.sum_ns / self.samples as f64 * 1e-9,
+            self.max_ns as f64 * 1e-9,
+        )
+    }
+}
+
 /// Where an endpoint puts the packets it sends during one transition.
 pub struct Emit<'a> {
     pub now: SimTime,

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use crate::ids::{FlowId, NodeId};
 use crate::packet::{flags, Packet, PacketKind};
 use crate::time::SimTime;
-use crate::transport::Emit;
+use crate::transport::{Emit, RttStats};
 
 use super::{increase, sack_rho, slowness, AtspConfig, Cut};
 
@@ -23,10 +23,7 @@ pub struct AtspStats {
     /// SACKs whose `rho` cut the window.
     pub cuts: u64,
     pub cycles: u64,
-    pub rtt_samples: u64,
-    pub rtt_min_ns: u64,
-    pub rtt_max_ns: u64,
-    pub rtt_sum_ns: f64,
+    pub rtt: RttStats,
 }
 
 #[derive(Debug, Clone)]
@@ -264,16 +261,7 @@ impl AtspSender {
     }
 
     fn note_rtt(&mut self, rtt: SimTime) {
-        let st = &mut self.stats;
-        let ns = rtt.ns();
-        if st.rtt_samples == 0 {
-            st.rtt_min_ns = ns;
-            st.rtt_max_ns = ns;
-        }
-        st.rtt_samples += 1;
-        st.rtt_min_ns = st.rtt_min_ns.min(ns);
-        st.rtt_max_ns = st.rtt_max_ns.max(ns);
-        st.rtt_sum_ns += ns as f64;
+        self.stats.rtt.record(rtt);
     }
 
     /// Retransmissions waiting for a pacing slot.

@@ -581,13 +581,6 @@ impl TcpSender {
 
     fn take_rtt_sample(&mut self, r: SimTime) {
         self.rtt.sample(r);
-        let st = &mut self.stats;
-        let ns = r.ns();
-        if st.rtt_samples == 0 || ns < st.rtt_min_ns {
-            st.rtt_min_ns = ns;
-        }
-        st.rtt_max_ns = st.rtt_max_ns.max(ns);
-        st.rtt_samples += 1;
-        st.rtt_sum_ns += ns as f64;
+        self.stats.rtt.record(r);
     }
 }

@@ -2,6 +2,7 @@
 //! (the congestion events behind the synchronization measures).
 
 use crate::time::SimTime;
+use crate::transport::RttStats;
 
 /// Counters of one sender.
 #[derive(Clone, Debug, Default)]
@@ -12,10 +13,7 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub ecn_reductions: u64,
-    pub rtt_samples: u64,
-    pub rtt_sum_ns: f64,
-    pub rtt_min_ns: u64,
-    pub rtt_max_ns: u64,
+    pub rtt: RttStats,
 }
 
 /// Why a sender cut its window.

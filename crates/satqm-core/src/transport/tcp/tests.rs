@@ -636,7 +636,7 @@ fn karn_no_rtt_sample_from_retransmissions() {
     assert!(p.snd.is_done());
     assert_eq!(p.snd.stats.timeouts, 1);
     assert_eq!(
-        p.snd.stats.rtt_samples, 0,
+        p.snd.stats.rtt.samples, 0,
         "the only ACK covers a retransmitted segment"
     );
     assert_eq!(
