@@ -84,6 +84,13 @@ def write_json(path: Path, data: object) -> None:
     os.replace(tmp, path)
 
 
+def save_figure(fig: Any, path: Path) -> None:
+    """Write ``fig`` to ``path`` under a temporary name, then rename it."""
+    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
+    fig.savefig(tmp)
+    os.replace(tmp, path)
+
+
 def write_text(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)

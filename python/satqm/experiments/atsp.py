@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _atsp_gateway
-from ._runner import Run, packaged_scenario, run_all, set_run, write_json, write_text
+from ._runner import (
+    Run,
+    packaged_scenario,
+    run_all,
+    save_figure,
+    set_run,
+    write_json,
+    write_text,
+)
 
 SOLO = "scenarios/atsp/solo.toml"
 CBR = "scenarios/atsp/cbr.toml"
@@ -439,9 +447,7 @@ def _figures(out: Path, load: Callable[[str, int], Any], seed: int) -> None:
 
     def save(fig: Any, name: str) -> None:
         fig.tight_layout()
-        tmp = out / (name + ".tmp.png")
-        fig.savefig(tmp)
-        tmp.replace(out / name)
+        save_figure(fig, out / name)
 
     def throughput(ax: Any, name: str, title: str) -> None:
         g = per_sender(load(name, seed))

@@ -52,6 +52,7 @@ from ._runner import (
     mean_ci,
     packaged_scenario,
     run_all,
+    save_figure,
     set_run,
     write_json,
     write_text,
@@ -698,9 +699,7 @@ def _throughput_figure(out: Path, res: dict[str, Any], duration: float) -> None:
     fig.suptitle("Per-class throughput at the bottleneck (paper: Figs. 7-8, Adaptive RED and "
                  "RED+Tail; dynamic thresholds below)", fontsize=10)
     fig.tight_layout()
-    tmp = out / "class_throughput.tmp.png"
-    fig.savefig(tmp)
-    tmp.replace(out / "class_throughput.png")
+    save_figure(fig, out / "class_throughput.png")
 
 
 def _figure(out: Path, res: dict[str, Any], warmup: float, duration: float) -> None:
@@ -781,6 +780,4 @@ def _class_figure(out: Path, res: dict[str, Any], duration: float) -> None:
     fig.suptitle("Per class at the bottleneck (paper: Figs. 5-6 Adaptive RED and RED+Tail, "
                  "Figs. 13-14 dynamic thresholds)", fontsize=10)
     fig.tight_layout()
-    tmp = out / "classes.tmp.png"
-    fig.savefig(tmp)
-    tmp.replace(out / "classes.png")
+    save_figure(fig, out / "classes.png")

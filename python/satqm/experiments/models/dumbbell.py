@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._runner import Run, packaged_scenario
-from .report import agreement_row, new_figure, save_figure
+from .._runner import Run, packaged_scenario, save_figure
+from .report import agreement_row, new_figure
 from .scenario_values import bits_per_second, buffer_packets, dumps, mean_delay, seconds
 from .settings import Settings
 

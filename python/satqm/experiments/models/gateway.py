@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._runner import Run, write_json
-from .report import agreement_row, new_figure, save_figure
+from .._runner import Run, save_figure, write_json
+from .report import agreement_row, new_figure
 from .scenario_values import (
     ScenarioSource,
     bits_per_second,

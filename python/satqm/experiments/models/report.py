@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -94,13 +93,6 @@ def write_report(
 
 
 # ----- figures ------------------------------------------------------------------
-
-
-def save_figure(fig: Any, path: Path) -> None:
-    """Write ``fig`` to ``path`` under a temporary name, then rename it."""
-    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
-    fig.savefig(tmp)
-    os.replace(tmp, path)
 
 
 def new_figure(w: float, h: float) -> Any:
