@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 
+import pandas as pd
 import pytest
 import satqm
 
@@ -112,7 +113,11 @@ def test_max_memory_and_log_drops_are_checked_keys():
     with pytest.raises(satqm.ConfigError) as e:
         satqm.Scenario.from_toml(TINY.replace("seed = 1\n", 'seed = 1\nlog_drops = "no"\n'))
     assert e.value.path == "simulation.log_drops"
-    assert e.value.rule.startswith("must be true or false")
+    assert "true (every drop), false (none) or the most rows to keep" in e.value.rule
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(TINY.replace("seed = 1\n", "seed = 1\nlog_drops = -5\n"))
+    assert e.value.path == "simulation.log_drops"
+    assert e.value.rule == "must be true, false or a number of rows (>= 0), got -5"
 
 
 def test_without_the_drop_log_the_summary_is_the_same():
@@ -126,6 +131,26 @@ def test_without_the_drop_log_the_summary_is_the_same():
     assert a.keys() == b.keys()
     for k in a:
         assert a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])), k
+
+
+def test_a_drop_log_at_its_most_rows_warns_and_keeps_the_counts(tmp_path):
+    on = satqm.run(satqm.Scenario.from_toml(TINY))
+    n = len(on.drops) // 3
+    assert n > 0
+    capped = satqm.Scenario.from_toml(TINY.replace("seed = 1\n", f"seed = 1\nlog_drops = {n}\n"))
+    with pytest.warns(satqm.DropLogFull, match=f"first {n:,} rows"):
+        part = satqm.run(capped)
+    assert len(part.drops) == n
+    pd.testing.assert_frame_equal(part.drops, on.drops.iloc[:n])
+    a, b = on.summary(), part.summary()
+    assert b.pop("drop_log_full_s") == pytest.approx(on.drops.time_s.iloc[n - 1])
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])), k
+    # The saved run says so too.
+    back = satqm.Results.load(part.save(tmp_path / "run", plot=False))
+    assert "drop_log_full_s" in back.summary()
+    assert "drop_log_full_s" not in on.summary()
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,7 @@ A bad scenario raises :class:`ConfigError` naming the key
 from satqm._core import ConfigError, SimulationError, __version__
 from satqm.results import Results
 from satqm.scenario import Scenario, load
-from satqm.simulation import Simulation, run
+from satqm.simulation import DropLogFull, Simulation, run
 from satqm.sweep import Sweep, SweepResult, sweep
 
 # The compiled module names its exceptions `_core.X`, which pickle cannot
@@ -28,6 +28,7 @@ SimulationError.__module__ = "satqm"
 
 __all__ = [
     "ConfigError",
+    "DropLogFull",
     "Results",
     "Scenario",
     "Simulation",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,11 @@ from satqm.scenario import ScenarioLike, as_scenario
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Simulation", "run"]
+__all__ = ["DropLogFull", "Simulation", "run"]
+
+
+class DropLogFull(UserWarning):
+    """The drop log stopped at its most rows (``simulation.log_drops``)."""
 
 
 class Simulation:
@@ -109,8 +114,23 @@ class Simulation:
         return _run_with_progress(self, console)
 
     def results(self) -> Results:
-        """Everything recorded so far (the run need not be finished)."""
-        return Results._from_core(self._sim.results(), self.scenario, self._wall)
+        """Everything recorded so far (the run need not be finished).
+
+        Warns (:class:`DropLogFull`) when the drop log reached its most rows
+        (``simulation.log_drops``): the ``drops`` table then holds the first
+        drops only, while the summary counts every one.
+        """
+        res = Results._from_core(self._sim.results(), self.scenario, self._wall)
+        full_at = res.summary().get("drop_log_full_s")
+        if full_at is not None:
+            warnings.warn(
+                f"{self.scenario.name}: the drop log kept its first {len(res.drops):,} rows "
+                f"(to t = {full_at:.6g} s), the most simulation.log_drops allows; the summary "
+                "counts every drop. Set simulation.log_drops = true to keep every row.",
+                DropLogFull,
+                stacklevel=2,
+            )
+        return res
 
     def __repr__(self) -> str:
         return (

@@ -63,9 +63,10 @@ pub struct Scenario {
     pub warmup: SimTime,
     /// The most memory the run may need by its up-front estimate (bytes).
     pub max_memory: u64,
-    /// Keep the per-packet drop log; without it the summary still counts
-    /// drops and marks, and the `drops` table is empty.
-    pub log_drops: bool,
+    /// The most rows the per-packet drop log keeps (0: none, `u64::MAX`:
+    /// every drop). Past them the summary still counts drops and marks,
+    /// and the `drops` table stops growing.
+    pub drop_log_rows: u64,
     pub trace_cwnd: Vec<u32>,
     /// Record each traffic entry's cumulative delivered bytes at every
     /// sample (the `traffic` table).
@@ -144,7 +145,7 @@ impl Scenario {
             sample_interval: run.sample_interval,
             warmup: run.warmup,
             max_memory: run.max_memory,
-            log_drops: run.log_drops,
+            drop_log_rows: run.drop_log_rows,
             trace_cwnd,
             trace_traffic: run.trace_traffic,
             trace_seq: simulation::trace_seq(&raw.simulation, &traffic)?,

@@ -83,8 +83,9 @@ pub struct RawSimulation {
     pub trace_traffic: Option<bool>,
     /// Most memory the run may need, by the up-front estimate (bytes).
     pub max_memory: Option<Quantity>,
-    /// Keep the per-packet drop log (the `drops` table).
-    pub log_drops: Option<bool>,
+    /// Keep the per-packet drop log (the `drops` table): all of it, none,
+    /// or its first N rows.
+    pub log_drops: Option<RawLogDrops>,
     /// Flow ids whose packets are recorded for sequence graphs.
     pub trace_seq: Option<Vec<i64>>,
     /// Links to write a packet capture (pcapng) of.
@@ -137,6 +138,17 @@ pub enum RawDelay {
     PerPacket { uniform: [Quantity; 2] },
     PerFlowRange { min: Quantity, max: Quantity },
     PerFlowList(Vec<Quantity>),
+}
+
+/// `simulation.log_drops`: every row, none, or at most a number of rows.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "true (every drop), false (none) or the most rows to keep"
+)]
+pub enum RawLogDrops {
+    All(bool),
+    Rows(i64),
 }
 
 /// A buffer limit: packets, or a table with packets or bytes.

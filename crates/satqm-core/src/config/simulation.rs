@@ -7,7 +7,7 @@ use crate::error::ConfigError;
 use crate::time::SimTime;
 use crate::units::{int_in, quantity_bytes, quantity_time, Quantity};
 
-use super::raw::RawSimulation;
+use super::raw::{RawLogDrops, RawSimulation};
 use super::traffic::{Traffic, TrafficKind};
 
 /// Most samples a run may record per monitored link.
@@ -18,6 +18,13 @@ const MAX_SAMPLES: u64 = 10_000_000;
 /// does not depend on the machine that reads it.
 pub const DEFAULT_MAX_MEMORY: u64 = 8_000_000_000;
 
+/// The drop log's rows when `simulation.log_drops` is not given: about
+/// 300 MB of rows. A long run on a fast link drops tens of millions of
+/// packets; past this the run keeps counting them (the summary is
+/// complete) and says that the log stopped, unless `log_drops = true`
+/// asks for every row.
+pub const DEFAULT_DROP_LOG_ROWS: u64 = 10_000_000;
+
 /// The run's settings, apart from the traced flows (which need the traffic
 /// to be known: see [`trace_cwnd`]).
 pub(super) struct Run {
@@ -26,7 +33,7 @@ pub(super) struct Run {
     pub sample_interval: SimTime,
     pub warmup: SimTime,
     pub max_memory: u64,
-    pub log_drops: bool,
+    pub drop_log_rows: u64,
     pub trace_traffic: bool,
 }
 
@@ -69,7 +76,7 @@ pub(super) fn run(sim: &RawSimulation) -> Result<Run, ConfigError> {
         sample_interval,
         warmup,
         max_memory: max_memory(sim.max_memory.as_ref())?,
-        log_drops: sim.log_drops.unwrap_or(true),
+        drop_log_rows: drop_log_rows(sim.log_drops.as_ref())?,
         trace_traffic: sim.trace_traffic.unwrap_or(false),
     })
 }
@@ -81,6 +88,21 @@ pub(super) fn max_memory(q: Option<&Quantity>) -> Result<u64, ConfigError> {
         Some(q) => quantity_bytes(q, "simulation.max_memory"),
         None => Ok(DEFAULT_MAX_MEMORY),
     }
+}
+
+/// `simulation.log_drops`: the most rows the drop log keeps.
+fn drop_log_rows(v: Option<&RawLogDrops>) -> Result<u64, ConfigError> {
+    Ok(match v {
+        None => DEFAULT_DROP_LOG_ROWS,
+        Some(RawLogDrops::All(true)) => u64::MAX,
+        Some(RawLogDrops::All(false)) => 0,
+        Some(RawLogDrops::Rows(n)) => u64::try_from(*n).map_err(|_| {
+            ConfigError::new(
+                "simulation.log_drops",
+                format!("must be true, false or a number of rows (>= 0), got {n}"),
+            )
+        })?,
+    })
 }
 
 /// Most bytes a captured frame may keep (the largest pcapng snap length

@@ -25,7 +25,7 @@
 //!   traced windows.
 //! - **logs**: at most one drop-log row per packet the bottleneck carries
 //!   (its rate in packets per second over the run) plus each CBR source's
-//!   packets; at most one congestion-log row per drop, and per flow per
+//!   packets, and no more than `simulation.log_drops` rows; at most one congestion-log row per drop, and per flow per
 //!   round trip.
 //! - **packet captures**: each captured link, both directions, full for
 //!   the capture's time window (its rate in the smallest data packets per
@@ -139,8 +139,8 @@ impl Simulation {
         if p.name == "packet captures" {
             hint.push_str(" or the captured links");
         }
-        if p.name == "drop and congestion logs" && scenario.log_drops {
-            hint.push_str(" (or set simulation.log_drops = false)");
+        if p.name == "drop and congestion logs" && scenario.drop_log_rows > 0 {
+            hint.push_str(" (or set simulation.log_drops = false, or to fewer rows)");
         }
         Err(ConfigError::new(
             "simulation",
@@ -546,7 +546,7 @@ fn logs(s: &Scenario, sh: &Shape) -> Part {
         .map(|t| sh.opened(s, t).at_once * sh.per_flow)
         .sum();
     let cuts = drops.min(tcp_conns * secs / sh.rtt_s);
-    let logged = if s.log_drops { drops } else { 0.0 };
+    let logged = drops.min(s.drop_log_rows as f64);
     let bytes = logged * DROP_ROW as f64 + cuts * CONGESTION_ROW as f64;
     Part {
         name: "drop and congestion logs",

@@ -73,7 +73,7 @@ impl Simulation {
             out: Vec::with_capacity(64),
             next_uid: 0,
             delivered_packets: 0,
-            losses: Losses::new(scenario.log_drops, scenario.warmup, bottleneck),
+            losses: Losses::new(scenario.drop_log_rows, scenario.warmup, bottleneck),
             timeseries: TimeSeries::default(),
             drops: DropLog::default(),
             cwnd: CwndTrace::default(),

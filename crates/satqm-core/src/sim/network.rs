@@ -26,26 +26,42 @@ struct Sink<'a> {
 }
 
 /// What the simulation keeps of drops and marks besides the drop log: the
-/// total for the conservation check and, with `log_drops = false`, the
-/// summary's counts in place of the log. (One borrow for the port's sink,
-/// which is built for every packet.)
+/// total for the conservation check and, with `log_drops = false` or once
+/// the log has its most rows, the summary's counts in place of the log.
+/// (One borrow for the port's sink, which is built for every packet.)
 #[derive(Debug)]
 pub(super) struct Losses {
     pub(super) dropped_packets: u64,
     /// Drops and marks after the warm-up, counted without the log.
     pub(super) unlogged: Option<DropCounts>,
+    /// Rows the drop log may still take.
+    room: u64,
+    /// When the log took its last row, if it reached its limit.
+    pub(super) log_full_at: Option<SimTime>,
     warmup: SimTime,
     bottleneck: LinkId,
 }
 
 impl Losses {
-    pub(super) fn new(log_drops: bool, warmup: SimTime, bottleneck: LinkId) -> Losses {
+    /// `rows`: the most rows of the drop log (0 for none).
+    pub(super) fn new(rows: u64, warmup: SimTime, bottleneck: LinkId) -> Losses {
         Losses {
             dropped_packets: 0,
-            unlogged: (!log_drops).then(Default::default),
+            unlogged: (rows == 0).then(Default::default),
+            room: rows,
+            log_full_at: None,
             warmup,
             bottleneck,
         }
+    }
+
+    /// The log has its most rows: count what it holds, and count from
+    /// here on in its place.
+    #[cold]
+    #[inline(never)]
+    fn close_log(&mut self, log: &DropLog, now: SimTime) {
+        self.unlogged = Some(DropCounts::of_log(log, self.warmup, self.bottleneck));
+        self.log_full_at = Some(now);
     }
 }
 
@@ -94,6 +110,10 @@ impl PortSink for Sink<'_> {
             PacketKind::TcpData | PacketKind::Udp | PacketKind::AtspData
         ));
         d.size.push(pkt.size);
+        losses.room -= 1;
+        if losses.room == 0 {
+            losses.close_log(d, self.now);
+        }
     }
 
     fn held_in_host(&mut self, pkt: &Packet) {

@@ -3,9 +3,9 @@
 //! counts of the conservation check.
 
 use super::{Endpoints, Flow, Simulation};
-use crate::ids::FlowKind;
+use crate::ids::{FlowKind, LinkId};
 use crate::net::DropReason;
-use crate::probe::{jain_index, mean_std, rows, Column, ColumnValue};
+use crate::probe::{jain_index, mean_std, rows, Column, ColumnValue, DropLog};
 use crate::time::SimTime;
 
 /// Counts for the conservation check: every packet created is delivered,
@@ -104,13 +104,16 @@ pub struct RunSummary {
     pub bottleneck_rate_bps: u64,
     pub packets_created: u64,
     pub events: u64,
+    /// When the drop log reached its most rows (`simulation.log_drops`) and
+    /// stopped, if it did; the drop counts above are complete either way.
+    pub drop_log_full_s: Option<f64>,
 }
 
 impl RunSummary {
     /// Every figure by name, in a fixed order.
     pub fn entries(&self) -> Vec<(&'static str, SummaryValue)> {
         use SummaryValue::{Count as C, Real as R};
-        vec![
+        let mut e = vec![
             ("duration_s", R(self.duration_s)),
             ("warmup_s", R(self.warmup_s)),
             ("measured_s", R(self.measured_s)),
@@ -144,7 +147,12 @@ impl RunSummary {
             ("bottleneck_rate_bps", C(self.bottleneck_rate_bps)),
             ("packets_created", C(self.packets_created)),
             ("events", C(self.events)),
-        ]
+        ];
+        // Only in the runs it concerns, so every other summary is as it was.
+        if let Some(t) = self.drop_log_full_s {
+            e.push(("drop_log_full_s", R(t)));
+        }
+        e
     }
 }
 
@@ -310,6 +318,7 @@ impl Simulation {
             bottleneck_rate_bps: bl.rate.bps(),
             packets_created: self.packet_counts().created,
             events: self.events_processed(),
+            drop_log_full_s: self.losses.log_full_at.map(SimTime::secs_f64),
         }
     }
 
@@ -319,15 +328,7 @@ impl Simulation {
         if let Some(c) = &self.losses.unlogged {
             return c.clone();
         }
-        let d = &self.drops;
-        let warm = self.warmup.ns();
-        let b = self.bottleneck.0;
-        let mut c = DropCounts::default();
-        for i in (0..d.time_ns.len()).filter(|&i| d.time_ns[i] >= warm) {
-            let reason = DropReason::ALL[d.reason[i] as usize];
-            c.count(reason, d.link[i] == b);
-        }
-        c
+        DropCounts::of_log(&self.drops, self.warmup, self.bottleneck)
     }
 }
 
@@ -342,6 +343,16 @@ pub(super) struct DropCounts {
 
 impl DropCounts {
     /// One drop or mark for `reason`, at the bottleneck or not.
+    /// The drops and marks of the log `d` after `warmup`.
+    pub(super) fn of_log(d: &DropLog, warmup: SimTime, bottleneck: LinkId) -> DropCounts {
+        let mut c = DropCounts::default();
+        for i in (0..d.time_ns.len()).filter(|&i| d.time_ns[i] >= warmup.ns()) {
+            let reason = DropReason::ALL[d.reason[i] as usize];
+            c.count(reason, d.link[i] == bottleneck.0);
+        }
+        c
+    }
+
     pub(super) fn count(&mut self, reason: DropReason, at_bottleneck: bool) {
         self.by_reason[reason as usize] += 1;
         if reason.is_mark() {

@@ -118,10 +118,18 @@ fn the_limit_is_a_checked_key() {
     assert_eq!(err(&with("\"16 GB\"")), "ok");
     assert_eq!(err(&with("0")), "simulation.max_memory: must be > 0");
     assert!(err(&with("\"16 ms\"")).starts_with("simulation.max_memory: "));
-    assert!(
-        err(&BASE.replace("duration = \"10 s\"", "duration = \"10 s\"\nlog_drops = 1"))
-            .starts_with("simulation.log_drops: must be true or false")
+    let log_drops = |v: &str| {
+        err(&BASE.replace(
+            "duration = \"10 s\"",
+            &format!("duration = \"10 s\"\nlog_drops = {v}"),
+        ))
+    };
+    assert_eq!(
+        log_drops("-1"),
+        "simulation.log_drops: must be true, false or a number of rows (>= 0), got -1"
     );
+    assert!(log_drops("\"yes\"").starts_with("simulation.log_drops: "));
+    assert_eq!(log_drops("1000"), "ok");
 }
 
 #[test]
@@ -145,6 +153,33 @@ fn without_the_drop_log_the_summary_is_the_same() {
         format!("{:?}", off.summary())
     );
     assert!(off.drops.time_ns.is_empty());
+    assert_eq!(on.summary().drop_log_full_s, None);
+    assert_eq!(off.summary().drop_log_full_s, None);
+
+    // A log of at most `half` rows: those rows, the same counts, and the
+    // time the log stopped.
+    let half = on.drops.time_ns.len() / 2;
+    let part = run(&text.replace("warmup = ", &format!("log_drops = {half}\nwarmup = ")));
+    assert_eq!(part.drops.time_ns, on.drops.time_ns[..half]);
+    assert_eq!(part.drops.flow, on.drops.flow[..half]);
+    let full_at = on.drops.time_ns[half - 1] as f64 / 1e9;
+    assert_eq!(part.summary().drop_log_full_s, Some(full_at));
+    let mut same = part.summary();
+    same.drop_log_full_s = None;
+    assert_eq!(format!("{:?}", on.summary()), format!("{same:?}"));
+    assert!(part
+        .summary()
+        .entries()
+        .iter()
+        .any(|&(k, _)| k == "drop_log_full_s"));
+    assert!(!on
+        .summary()
+        .entries()
+        .iter()
+        .any(|&(k, _)| k == "drop_log_full_s"));
+    // `true` keeps every row, as the default does at this size.
+    let all = run(&text.replace("warmup = ", "log_drops = true\nwarmup = "));
+    assert_eq!(all.drops.time_ns, on.drops.time_ns);
 }
 
 #[test]
