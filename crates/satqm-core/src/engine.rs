@@ -139,12 +139,14 @@ impl Heap {
 
 /// Pending events, popped in `(time, seq)` order.
 ///
-/// Two heaps share one sequence counter: the TCP endpoints' timers (one or
-/// two per connection, mostly far in the future) and everything else
-/// (the links' transmitters and delay lines, applications, the sampler).
-/// With many connections the timers are most of the pending events but a
-/// small share of the popped ones, so keeping them apart makes the heap
-/// that serves nearly every event shallow. The order of events is the one
+/// Two heaps share one sequence counter: the timers of the TCP endpoints
+/// (one or two per connection) and of the applications (a web client's
+/// think time, the next arrival of a Poisson process), mostly far in the
+/// future, and the network's events (the links' transmitters and delay
+/// lines, the sampler, the AQMs' updates). With many connections or web
+/// clients the timers are most of the pending events but a small share of
+/// the popped ones, so keeping them apart makes the heap that serves
+/// nearly every event shallow. The order of events is the one
 /// a single heap gives: the smaller of the two heads goes first.
 #[derive(Debug, Default)]
 pub struct EventQueue {
@@ -165,7 +167,7 @@ impl EventQueue {
         self.next_seq += 1;
         let e = Entry { time, seq, event };
         match event {
-            Event::SenderTimer(_) | Event::AckTimer(_) => self.timers.push(e),
+            Event::SenderTimer(_) | Event::AckTimer(_) | Event::App(..) => self.timers.push(e),
             _ => self.net.push(e),
         }
     }
@@ -249,10 +251,12 @@ mod tests {
 
     #[test]
     fn matches_a_sorted_order_on_random_input() {
-        // Timers and other events live in two heaps: mix them.
-        let ev = |s: u32| match s % 3 {
+        // Timers (TCP and applications') and other events live in two
+        // heaps: mix them.
+        let ev = |s: u32| match s % 4 {
             0 => Event::TxDone(LinkId(s)),
             1 => Event::SenderTimer(FlowId(s)),
+            2 => Event::App(AppId(s), AppTimer::Tick),
             _ => Event::AckTimer(FlowId(s)),
         };
         let mut rng = crate::rng::Rng::stream(3, "heap", 0);
