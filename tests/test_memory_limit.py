@@ -159,6 +159,14 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_cli_says_when_the_drop_log_stopped(tmp_path):
+    path = tmp_path / "capped.toml"
+    path.write_text(TINY.replace("seed = 1\n", "seed = 1\nlog_drops = 2\n"))
+    r = _cli("run", str(path), "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    assert "satqm: warning: " in r.stderr and "drop log kept its first 2 rows" in r.stderr
+
+
 def test_cli_max_memory_overrides_the_limit(tmp_path):
     r = _cli("check", str(DROPTAIL), "--max-memory", "1 MB")
     assert r.returncode == 2

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -449,7 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
-        return func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return func(args)
     except CliError as e:
         _report(args, e, str(e))
         return e.status
@@ -466,6 +469,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _report(args, e, f"internal error: {type(e).__name__}: {e}")
         return EXIT_FAILED
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    """A warning on the command line: one line, no source location."""
+    print(f"satqm: warning: {message}", file=sys.stderr)
 
 
 def _report(args: argparse.Namespace, exc: BaseException | None, message: str) -> None:
