@@ -107,14 +107,17 @@ impl Segments {
 
     /// Drop the segments below the cumulative ACK `ack`, trimming one that
     /// it covers in part.
+    #[inline]
     pub fn retire(&mut self, ack: u64) -> Retired {
         let mut newest = None;
         let mut covers_retx = false;
         while let Some(s) = self.q.front_mut() {
             if s.end() <= ack {
                 covers_retx |= s.ever_retx;
-                let (sacked, to_resend, len) = (s.sacked, s.to_resend(), s.len as u64);
-                self.untally(sacked, to_resend, len);
+                if self.sacked_bytes | self.lost_bytes != 0 {
+                    let (sacked, to_resend, len) = (s.sacked, s.to_resend(), s.len as u64);
+                    self.untally(sacked, to_resend, len);
+                }
                 newest = self.q.pop_front();
                 self.first += 1;
             } else {
