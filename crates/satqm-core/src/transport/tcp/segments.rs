@@ -7,8 +7,16 @@
 //! scoreboard (`sacked`, `lost`, `rtx`): they ride in the segment's own
 //! record, as Linux keeps them in each queued buffer's control block, so
 //! that a connection keeps one queue rather than two in step. Only
-//! [`recovery::Sack`](super::recovery::Sack) reads them; it owns the
-//! scoreboard's logic and state.
+//! [`recovery::Sack`](super::recovery::Sack) decides them; it owns the
+//! scoreboard's logic.
+//!
+//! The bits change only through this queue's methods, which keep two
+//! tallies beside them: the bytes SACKed and the bytes deemed lost and
+//! neither resent nor SACKed since. RFC 6675's `pipe` is FlightSize minus
+//! the two, so the sender reads it without walking the queue. Each segment
+//! also has an ordinal (its place counted from the connection's first
+//! segment), which stays fixed as the queue's front is acknowledged away,
+//! so that a recovery can keep its place in the queue between ACKs.
 
 use std::collections::VecDeque;
 
@@ -24,11 +32,11 @@ pub struct Seg {
     /// Ever retransmitted: no RTT sample from it (Karn's rule).
     pub ever_retx: bool,
     /// SACKed by the receiver.
-    pub sacked: bool,
+    sacked: bool,
     /// Deemed lost (RFC 6675 IsLost, or after a timeout).
-    pub lost: bool,
+    lost: bool,
     /// Retransmitted since it was last deemed lost.
-    pub rtx: bool,
+    rtx: bool,
 }
 
 impl Seg {
@@ -36,10 +44,29 @@ impl Seg {
         self.start + self.len as u64
     }
 
-    /// Deem the segment lost (again): it is to be resent.
-    pub fn mark_lost(&mut self) {
-        self.lost = true;
-        self.rtx = false;
+    /// SACKed by the receiver.
+    #[inline]
+    pub fn sacked(&self) -> bool {
+        self.sacked
+    }
+
+    /// Deemed lost (RFC 6675 IsLost, or after a timeout).
+    #[inline]
+    pub fn lost(&self) -> bool {
+        self.lost
+    }
+
+    /// Retransmitted since it was last deemed lost.
+    #[inline]
+    pub fn rtx(&self) -> bool {
+        self.rtx
+    }
+
+    /// Deemed lost and neither resent nor SACKed since: to be resent
+    /// (RFC 6675 NextSeg rule 1), and out of the `pipe`.
+    #[inline]
+    pub fn to_resend(&self) -> bool {
+        self.lost && !self.rtx && !self.sacked
     }
 }
 
@@ -56,6 +83,12 @@ pub struct Retired {
 #[derive(Clone, Debug, Default)]
 pub struct Segments {
     q: VecDeque<Seg>,
+    /// The ordinal of the front segment: how many were retired before it.
+    first: u64,
+    /// Bytes of the SACKed segments.
+    sacked_bytes: u64,
+    /// Bytes of the segments to resend ([`Seg::to_resend`]).
+    lost_bytes: u64,
 }
 
 impl Segments {
@@ -74,17 +107,26 @@ impl Segments {
 
     /// Drop the segments below the cumulative ACK `ack`, trimming one that
     /// it covers in part.
+    #[inline]
     pub fn retire(&mut self, ack: u64) -> Retired {
         let mut newest = None;
         let mut covers_retx = false;
         while let Some(s) = self.q.front_mut() {
             if s.end() <= ack {
                 covers_retx |= s.ever_retx;
+                if self.sacked_bytes | self.lost_bytes != 0 {
+                    let (sacked, to_resend, len) = (s.sacked, s.to_resend(), s.len as u64);
+                    self.untally(sacked, to_resend, len);
+                }
                 newest = self.q.pop_front();
+                self.first += 1;
             } else {
                 if s.start < ack {
-                    s.len -= (ack - s.start) as u32;
+                    let cut = ack - s.start;
+                    let (sacked, to_resend) = (s.sacked, s.to_resend());
+                    s.len -= cut as u32;
                     s.start = ack;
+                    self.untally(sacked, to_resend, cut);
                 }
                 break;
             }
@@ -92,6 +134,17 @@ impl Segments {
         Retired {
             newest,
             covers_retx,
+        }
+    }
+
+    /// Take `len` bytes of a segment with these bits off the tallies.
+    #[inline]
+    fn untally(&mut self, sacked: bool, to_resend: bool, len: u64) {
+        if sacked {
+            self.sacked_bytes -= len;
+        }
+        if to_resend {
+            self.lost_bytes -= len;
         }
     }
 
@@ -105,15 +158,19 @@ impl Segments {
         &self.q[i]
     }
 
+    /// Time segment `i` from `now` (it has only now left its host).
     #[inline]
-    pub fn get_mut(&mut self, i: usize) -> &mut Seg {
-        &mut self.q[i]
+    pub fn retime(&mut self, i: usize, now: SimTime) {
+        self.q[i].sent_at = now;
     }
 
     /// Record that segment `i` is resent at `now`; returns its range.
     #[inline]
     pub fn resend(&mut self, i: usize, now: SimTime) -> (u64, u32) {
         let s = &mut self.q[i];
+        if s.to_resend() {
+            self.lost_bytes -= s.len as u64;
+        }
         s.sent_at = now;
         s.ever_retx = true;
         s.rtx = true;
@@ -125,9 +182,65 @@ impl Segments {
         self.q.front()
     }
 
+    /// Mark segment `i` SACKed; false if it already was.
     #[inline]
-    pub fn front_mut(&mut self) -> Option<&mut Seg> {
-        self.q.front_mut()
+    pub fn sack(&mut self, i: usize) -> bool {
+        let s = &mut self.q[i];
+        if s.sacked {
+            return false;
+        }
+        let len = s.len as u64;
+        if s.to_resend() {
+            self.lost_bytes -= len;
+        }
+        s.sacked = true;
+        self.sacked_bytes += len;
+        true
+    }
+
+    /// Deem segment `i` lost (again): it is to be resent unless SACKed.
+    #[inline]
+    pub fn mark_lost(&mut self, i: usize) {
+        let s = &mut self.q[i];
+        if !s.to_resend() && !s.sacked {
+            self.lost_bytes += s.len as u64;
+        }
+        s.lost = true;
+        s.rtx = false;
+    }
+
+    /// Bytes of the SACKed segments.
+    #[inline]
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked_bytes
+    }
+
+    /// Bytes of the segments deemed lost and neither resent nor SACKed.
+    #[inline]
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost_bytes
+    }
+
+    /// The ordinal of the front segment (of segment 0).
+    #[inline]
+    pub fn first_ordinal(&self) -> u64 {
+        self.first
+    }
+
+    /// One past the ordinal of the newest segment.
+    #[inline]
+    pub fn end_ordinal(&self) -> u64 {
+        self.first + self.q.len() as u64
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
     }
 
     #[inline]
@@ -135,15 +248,9 @@ impl Segments {
         self.q.iter()
     }
 
+    /// The index of the first segment starting at `seq` or later.
     #[inline]
-    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Seg> {
-        self.q.iter_mut()
-    }
-
-    /// The segments starting at `seq` or later, oldest first.
-    #[inline]
-    pub fn from_seq_mut(&mut self, seq: u64) -> impl Iterator<Item = &mut Seg> {
-        let first = self.q.partition_point(|x| x.start < seq);
-        self.q.range_mut(first..)
+    pub fn first_from(&self, seq: u64) -> usize {
+        self.q.partition_point(|x| x.start < seq)
     }
 }

@@ -221,7 +221,7 @@ impl TcpSender {
         let Some(i) = self.segs.index(seq) else {
             return;
         };
-        self.segs.get_mut(i).sent_at = now;
+        self.segs.retime(i, now);
         if (i == 0 || self.held_in_host == 0) && self.rto_deadline.is_some() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }

@@ -149,8 +149,9 @@ pub trait LossRecovery {
     fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout;
 
     /// A segment deemed lost and not yet resent, to send before new data
-    /// (RFC 6675 NextSeg rule 1): its index in `segs`.
-    fn next_lost(&self, _segs: &Segments) -> Option<usize> {
+    /// (RFC 6675 NextSeg rule 1): its index in `segs`. Takes `&mut self`
+    /// so that a recovery may keep its place in the queue between calls.
+    fn next_lost(&mut self, _segs: &Segments) -> Option<usize> {
         None
     }
 
@@ -224,7 +225,7 @@ impl AnyRecovery {
     // out so that the loop tests a single tag.
 
     #[inline]
-    pub fn next_lost(&self, segs: &Segments) -> Option<usize> {
+    pub fn next_lost(&mut self, segs: &Segments) -> Option<usize> {
         match self {
             AnyRecovery::Sack(r) => r.next_lost(segs),
             AnyRecovery::Tahoe(_) | AnyRecovery::Reno(_) | AnyRecovery::NewReno(_) => None,

@@ -4,9 +4,7 @@
 //! which are deemed lost and which of those were resent since. The three
 //! bits sit in each segment's record
 //! ([`Seg`](crate::transport::tcp::segments::Seg)); apart from a resend
-//! setting `rtx`, this file alone sets them. It also keeps whether the
-//! scoreboard holds anything at all (`active`: without SACKed or lost
-//! segments, `pipe` is FlightSize and nothing need be walked).
+//! setting `rtx`, this file alone sets them.
 //!
 //! * `IsLost`: a segment with more than `(DupThresh - 1) * SMSS` SACKed
 //!   bytes above it is lost (section 4).
@@ -20,6 +18,23 @@
 //!   SACKed nor lost, or lost and resent) and `NextSeg()` rule 1 (the first
 //!   lost segment not yet resent) ahead of new data (rule 2).
 //! * After a timeout, every segment not SACKed is deemed lost (section 5.1).
+//!
+//! Each of the three costs O(1) per segment sent (amortized), whatever the window,
+//! so that an episode costs time linear in the window:
+//!
+//! * `pipe` is FlightSize less the bytes SACKed and the bytes lost and not
+//!   resent, two tallies the segment queue keeps as the bits change.
+//! * IsLost holds below an edge that only moves up: the SACKed bytes above
+//!   a segment only grow while it is in flight (SACKs are never taken
+//!   back), so once a segment has more than the threshold above it, so do
+//!   all below it, for good. The edge and the SACKed bytes at and above it
+//!   are kept; new SACKs move the edge up over the segments that newly
+//!   qualify, and only those are visited.
+//! * NextSeg's first lost segment not yet resent is found from a cursor
+//!   below which there is none. Resends and SACKs only remove such
+//!   segments, so the cursor moves up past each segment once; a segment
+//!   newly deemed lost below it moves it back down, which happens for the
+//!   segments at the edge (above every earlier one) and after a timeout.
 
 use super::{AfterTimeout, Conn, DupAck, Episode, LossRecovery, NewAck};
 use crate::transport::tcp::segments::Segments;
@@ -27,30 +42,64 @@ use crate::transport::tcp::segments::Segments;
 #[derive(Clone, Debug)]
 pub struct Sack {
     ep: Episode,
-    /// The scoreboard holds SACKed or lost segments (the slow path).
-    active: bool,
     /// `(DupThresh - 1) * SMSS`, bytes: IsLost's threshold.
     lost_limit: u64,
+    /// IsLost's edge, an ordinal in the segment queue: every segment below
+    /// it has more than `lost_limit` SACKed bytes above it and is SACKed or
+    /// deemed lost; the segment at the edge has not (yet).
+    edge: u64,
+    /// SACKed bytes of the segments at and above `edge`.
+    sacked_above: u64,
+    /// An ordinal below which no segment is to be resent.
+    cursor: u64,
 }
 
 impl Sack {
     pub(super) fn new(ep: Episode, mss: u32) -> Sack {
         Sack {
-            active: false,
             lost_limit: (ep.dupthresh.saturating_sub(1) as u64) * mss as u64,
+            edge: 0,
+            sacked_above: 0,
+            cursor: 0,
             ep,
         }
     }
 
-    /// RFC 6675 IsLost over the whole scoreboard.
-    fn mark_lost(&self, segs: &mut Segments) {
-        let mut above = 0u64;
-        for s in segs.iter_mut().rev() {
-            if s.sacked {
-                above += s.len as u64;
-            } else if above > self.lost_limit && !s.lost {
-                s.mark_lost();
+    /// Deem segment `i` lost, moving the cursor down to it.
+    fn mark_lost(&mut self, segs: &mut Segments, i: usize) {
+        segs.mark_lost(i);
+        self.cursor = self.cursor.min(segs.first_ordinal() + i as u64);
+    }
+
+    /// RFC 6675 IsLost: move the edge up over the segments that now have
+    /// more than `lost_limit` SACKed bytes above them, deeming those not
+    /// SACKed lost.
+    fn advance_edge(&mut self, segs: &mut Segments) {
+        let first = segs.first_ordinal();
+        let end = segs.end_ordinal();
+        while self.edge < end {
+            let i = (self.edge - first) as usize;
+            let s = segs.get(i);
+            let own = if s.sacked() { s.len as u64 } else { 0 };
+            if self.sacked_above - own <= self.lost_limit {
+                break;
             }
+            if !s.sacked() && !s.lost() {
+                self.mark_lost(segs, i);
+            }
+            self.sacked_above -= own;
+            self.edge += 1;
+        }
+    }
+
+    /// After the front of the queue was acknowledged away: an edge below
+    /// the new front moves up to it (the front has no more SACKed bytes
+    /// above it than the segment at the old edge had).
+    fn follow_front(&mut self, segs: &Segments) {
+        let first = segs.first_ordinal();
+        if self.edge <= first {
+            self.edge = first;
+            self.sacked_above = segs.sacked_bytes();
         }
     }
 }
@@ -62,127 +111,91 @@ impl LossRecovery for Sack {
 
     fn on_sack_blocks(&mut self, segs: &mut Segments, blocks: &[(u64, u64)], snd_una: u64) {
         let mut changed = false;
+        let first = segs.first_ordinal();
         for &(s, e) in blocks {
             if e <= snd_una {
                 continue;
             }
-            for seg in segs.from_seq_mut(s) {
+            for i in segs.first_from(s)..segs.len() {
+                let seg = segs.get(i);
                 if seg.end() > e {
                     break;
                 }
-                if !seg.sacked {
-                    seg.sacked = true;
+                let len = seg.len as u64;
+                if segs.sack(i) {
                     changed = true;
+                    if first + i as u64 >= self.edge {
+                        self.sacked_above += len;
+                    }
                 }
             }
         }
         if changed {
-            self.active = true;
-            self.mark_lost(segs);
+            self.advance_edge(segs);
         }
     }
 
     fn on_new_ack(&mut self, c: &mut Conn, _acked: u64) -> NewAck {
         self.ep.dupacks = 0;
-        let d = if self.ep.in_recovery {
-            if c.snd_una >= self.ep.recover {
-                self.ep.in_recovery = false;
-            }
-            NewAck::Recovering {
-                resend_head: false,
-                restart_timer: true,
-            }
-        } else {
-            NewAck::Grow
-        };
-        if self.active && c.segs.iter().all(|s| !s.sacked && !s.lost) {
-            self.active = false;
+        self.follow_front(c.segs);
+        if !self.ep.in_recovery {
+            return NewAck::Grow;
         }
-        d
+        if c.snd_una >= self.ep.recover {
+            self.ep.in_recovery = false;
+        }
+        NewAck::Recovering {
+            resend_head: false,
+            restart_timer: true,
+        }
     }
 
     fn on_dupack(&mut self, c: &mut Conn) -> DupAck {
         let ep = &mut self.ep;
         ep.dupacks += 1;
-        let lost_head = c.segs.front().is_some_and(|s| s.lost);
+        let lost_head = c.segs.front().is_some_and(|s| s.lost());
         if ep.in_recovery || !(ep.dupacks >= ep.dupthresh || lost_head) || !ep.may_start(c) {
             return DupAck::Wait;
         }
         ep.enter(c, true);
         c.win.cwnd = c.win.ssthresh;
-        if let Some(s) = c.segs.front_mut() {
-            if !s.lost {
-                s.mark_lost();
-            }
+        if c.segs.front().is_some_and(|s| !s.lost()) {
+            self.mark_lost(c.segs, 0);
         }
-        self.active = true;
         DupAck::FastRetransmit
     }
 
     fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout {
         self.ep.on_timeout(c.snd_max);
-        for s in c.segs.iter_mut().filter(|s| !s.sacked) {
-            s.mark_lost();
+        for i in 0..c.segs.len() {
+            if !c.segs.get(i).sacked() {
+                self.mark_lost(c.segs, i);
+            }
         }
-        self.active = true;
         AfterTimeout::Scoreboard
     }
 
     #[inline]
-    fn next_lost(&self, segs: &Segments) -> Option<usize> {
-        if !self.active {
+    fn next_lost(&mut self, segs: &Segments) -> Option<usize> {
+        if segs.lost_bytes() == 0 {
             return None;
         }
-        segs.iter().position(|s| s.lost && !s.rtx && !s.sacked)
+        // There is one, at or above the cursor: move the cursor up to it.
+        let first = segs.first_ordinal();
+        let mut i = self.cursor.saturating_sub(first) as usize;
+        while !segs.get(i).to_resend() {
+            i += 1;
+        }
+        self.cursor = first + i as u64;
+        Some(i)
     }
 
     #[inline]
     fn pipe(&self, segs: &Segments, snd_una: u64, snd_max: u64) -> u64 {
-        if !self.active {
-            return snd_max - snd_una;
-        }
-        scoreboard_pipe(segs)
+        snd_max - snd_una - segs.sacked_bytes() - segs.lost_bytes()
     }
-}
-
-/// RFC 6675 `pipe` from the scoreboard: the segments neither SACKed nor
-/// lost, and the lost ones resent.
-fn scoreboard_pipe(segs: &Segments) -> u64 {
-    segs.iter()
-        .filter(|s| !s.sacked && (!s.lost || s.rtx))
-        .map(|s| s.len as u64)
-        .sum()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::SimTime;
-
-    /// Five segments of 1000 bytes in flight, DupThresh 3.
-    fn five() -> (Sack, Segments) {
-        let mut segs = Segments::default();
-        for k in 0..5 {
-            segs.push(k * 1000, 1000, SimTime::ZERO);
-        }
-        (Sack::new(Episode::new(3), 1000), segs)
-    }
-
-    #[test]
-    fn is_lost_needs_more_than_dupthresh_minus_one_segments_above() {
-        // Two segments SACKed above: (DupThresh - 1) * SMSS, not more.
-        let (mut s, mut segs) = five();
-        s.on_sack_blocks(&mut segs, &[(3000, 5000)], 0);
-        assert_eq!(s.next_lost(&segs), None);
-        assert_eq!(s.pipe(&segs, 0, 5000), 3000);
-        // Three above: the two holes below are lost and leave the pipe.
-        let (mut s, mut segs) = five();
-        s.on_sack_blocks(&mut segs, &[(2000, 5000)], 0);
-        assert_eq!(s.next_lost(&segs), Some(0));
-        assert_eq!(s.pipe(&segs, 0, 5000), 0);
-        // Resent, the first counts in the pipe again and NextSeg moves on.
-        segs.resend(0, SimTime::ZERO);
-        assert_eq!(s.next_lost(&segs), Some(1));
-        assert_eq!(s.pipe(&segs, 0, 5000), 1000);
-    }
-}
+#[path = "sack_tests.rs"]
+mod tests;
