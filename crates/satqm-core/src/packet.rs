@@ -69,7 +69,43 @@ pub struct Packet {
     /// Advertised receive window in bytes (already scaled).
     pub rwnd: u64,
     pub n_sack: u8,
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// The SACK blocks, each end as a signed 32-bit offset from `ack`
+    /// (written by [`set_sack_blocks`](Self::set_sack_blocks), read by
+    /// [`sack_blocks`](Self::sack_blocks)): 24 bytes instead of 48, in a
+    /// packet that the delay lines and buffers copy on every hop.
+    ///
+    /// Every block fits. A TCP receiver reports only segments it holds
+    /// above `ack` (its next expected byte) and below `ack` plus its
+    /// advertised window, since the sender never sends past that window;
+    /// the window is at most the receive buffer, which is at most 1 GiB
+    /// (2^30, RFC 7323's limit, checked in `config/tcp.rs`), or 65,535
+    /// bytes without window scaling. An ATSP receiver's blocks are holes in
+    /// the packet numbers it has seen, above its cumulative point (`ack`),
+    /// whose distance is bounded by the packets in flight. Either is far
+    /// below 2^31; [`set_sack_blocks`](Self::set_sack_blocks) asserts it in
+    /// debug builds.
+    sack: [[i32; 2]; MAX_SACK_BLOCKS],
+}
+
+/// A packet's SACK blocks, decoded: a small array and its length, usable
+/// as a slice of `(start, end)` byte ranges.
+#[derive(Clone, Copy, Debug)]
+pub struct SackBlocks {
+    n: usize,
+    blocks: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+impl<const N: usize> PartialEq<&[(u64, u64); N]> for SackBlocks {
+    fn eq(&self, other: &&[(u64, u64); N]) -> bool {
+        **self == other[..]
+    }
+}
+
+impl std::ops::Deref for SackBlocks {
+    type Target = [(u64, u64)];
+    fn deref(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.n]
+    }
 }
 
 impl Packet {
@@ -87,7 +123,7 @@ impl Packet {
             ack: 0,
             rwnd: 0,
             n_sack: 0,
-            sack: [(0, 0); MAX_SACK_BLOCKS],
+            sack: [[0; 2]; MAX_SACK_BLOCKS],
         }
     }
 
@@ -95,12 +131,78 @@ impl Packet {
         self.flags & flag != 0
     }
 
-    pub fn sack_blocks(&self) -> &[(u64, u64)] {
-        &self.sack[..self.n_sack as usize]
+    /// The SACK blocks (none unless [`set_sack_blocks`](Self::set_sack_blocks)
+    /// wrote some).
+    #[inline]
+    pub fn sack_blocks(&self) -> SackBlocks {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        for (b, &[s, e]) in blocks.iter_mut().zip(&self.sack) {
+            *b = (from_offset(self.ack, s), from_offset(self.ack, e));
+        }
+        SackBlocks {
+            n: self.n_sack as usize,
+            blocks,
+        }
+    }
+
+    /// Write `blocks` (at most [`MAX_SACK_BLOCKS`]) as this packet's SACK
+    /// blocks and set `n_sack`; `ack` must be set first (the blocks are
+    /// stored relative to it).
+    pub fn set_sack_blocks(&mut self, blocks: &[(u64, u64)]) {
+        debug_assert!(blocks.len() <= MAX_SACK_BLOCKS);
+        for (slot, &(s, e)) in self.sack.iter_mut().zip(blocks) {
+            *slot = [to_offset(self.ack, s), to_offset(self.ack, e)];
+        }
+        self.n_sack = blocks.len() as u8;
     }
 
     /// Data packets can be ECN-marked only if they carry ECT.
     pub fn ecn_capable(&self) -> bool {
         self.has(flags::ECT)
+    }
+}
+
+/// `x` as a signed 32-bit offset from `ack` (see [`Packet`]'s `sack`).
+#[inline]
+fn to_offset(ack: u64, x: u64) -> i32 {
+    let off = x.wrapping_sub(ack) as i64;
+    debug_assert!(
+        i32::try_from(off).is_ok(),
+        "a SACK block end {x} more than 2^31 from the ACK {ack}"
+    );
+    off as i32
+}
+
+/// The inverse of [`to_offset`].
+#[inline]
+fn from_offset(ack: u64, off: i32) -> u64 {
+    ack.wrapping_add(off as i64 as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{FlowId, NodeId};
+
+    #[test]
+    fn sack_blocks_round_trip_around_the_ack() {
+        let mut p = Packet::new(0, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpAck);
+        p.ack = (1 << 40) + 7;
+        let blocks = [
+            (p.ack + 1, p.ack + (1 << 30)),
+            (p.ack - 5, p.ack),
+            (p.ack + (1 << 31) - 2, p.ack + (1 << 31) - 1),
+        ];
+        p.set_sack_blocks(&blocks);
+        assert_eq!(p.n_sack, 3);
+        assert_eq!(&*p.sack_blocks(), &blocks[..]);
+        p.set_sack_blocks(&blocks[..1]);
+        assert_eq!(&*p.sack_blocks(), &blocks[..1]);
+    }
+
+    /// The packet copied through delay lines and buffers on every hop.
+    #[test]
+    fn a_packet_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<Packet>(), 80);
     }
 }

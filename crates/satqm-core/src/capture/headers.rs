@@ -223,7 +223,7 @@ fn atsp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
         buf.extend_from_slice(&pkt.rwnd.to_be_bytes());
         buf.extend_from_slice(&pkt.ack.to_be_bytes());
         buf.extend_from_slice(&pkt.seq.to_be_bytes());
-        for &(l, r) in pkt.sack_blocks() {
+        for &(l, r) in pkt.sack_blocks().iter() {
             buf.extend_from_slice(&l.to_be_bytes());
             buf.extend_from_slice(&r.to_be_bytes());
         }
@@ -296,7 +296,7 @@ fn tcp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
         }
     } else if pkt.n_sack > 0 {
         buf.extend_from_slice(&[1, 1, 5, 2 + 8 * pkt.n_sack]);
-        for &(l, r) in pkt.sack_blocks() {
+        for &(l, r) in pkt.sack_blocks().iter() {
             buf.extend_from_slice(&((l + 1) as u32).to_be_bytes());
             buf.extend_from_slice(&((r + 1) as u32).to_be_bytes());
         }
@@ -357,9 +357,7 @@ mod tests {
         let mut p = Packet::new(1, FlowId(0), NodeId(5), NodeId(0), PacketKind::TcpAck);
         p.ack = 100;
         p.rwnd = 1 << 20;
-        p.n_sack = 2;
-        p.sack[0] = (200, 300);
-        p.sack[1] = (400, 500);
+        p.set_sack_blocks(&[(200, 300), (400, 500)]);
         let mut buf = Vec::new();
         frame(&mut buf, &p, (5, 4), &wire);
         let tcp = &buf[34..];
@@ -421,8 +419,7 @@ mod tests {
         k.size = 64;
         k.rwnd = 0.25f64.to_bits();
         k.ack = 70;
-        k.n_sack = 1;
-        k.sack[0] = (71, 73);
+        k.set_sack_blocks(&[(71, 73)]);
         frame(&mut buf, &k, (5, 4), &wire);
         let udp = &buf[34..];
         assert_eq!(u16::from_be_bytes([udp[2], udp[3]]), 1026, "to the sender");

@@ -39,21 +39,18 @@ impl PortSink for Events {
 fn link(rate: u64, held: Held, framing: Framing) -> Link {
     let mut port = super::Port::new(BufferLimit::Packets(10), true);
     port.set_held(held);
-    Link {
-        name: "transmit".into(),
-        from: NodeId(0),
-        to: NodeId(1),
-        rate: Rate(rate),
-        delay: DelayModel::Fixed(SimTime::ZERO),
-        loss: 0.0,
+    let mut l = Link::new(
+        "transmit".into(),
+        (NodeId(0), NodeId(1)),
+        Rate(rate),
+        DelayModel::Fixed(SimTime::ZERO),
+        0.0,
         port,
-        line: Default::default(),
-        last_arrival: SimTime::ZERO,
-        rng: Rng::stream(1, "link", 0),
-        monitored: false,
-        captured: false,
-        framing,
-    }
+        Rng::stream(1, "link", 0),
+        false,
+    );
+    l.set_framing(framing);
+    l
 }
 
 /// Offer `n` backbone packets of two connections at time 0 (and a second

@@ -43,43 +43,110 @@ impl DelayModel {
 }
 
 /// A unidirectional link with its output port and delay line.
+///
+/// Laid out for the cache (`repr(C)`, aligned to a 64-byte line): with
+/// thousands of flows every hop is a cache miss, so the fields a packet
+/// touches come first, in the order it touches them. Line 1: the delay
+/// line, rate, delay, ends and flags (every hop; an arrival reads nothing
+/// else); lines 2 and 3: the port (`port.rs`: line 2 when the port is
+/// idle, line 3 when packets wait); line 4 and the box: the name and what
+/// only random, lossy or framed links need.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Link {
-    pub name: String,
-    pub from: NodeId,
-    pub to: NodeId,
-    pub rate: Rate,
-    pub delay: DelayModel,
-    /// Packet erasure probability.
-    pub loss: f64,
-    pub port: Port,
     /// Packets being serialized or propagating, with their arrival times at
     /// the far end (non-decreasing).
     pub line: VecDeque<(SimTime, Packet)>,
-    /// Arrival time of the last packet put on the line (keeps FIFO order).
-    pub last_arrival: SimTime,
-    /// Draws for per-packet delays and erasures.
-    pub rng: Rng,
-    /// Whether the periodic sampler records this link.
-    pub monitored: bool,
+    pub rate: Rate,
+    /// The propagation delay (the least one with random delays).
+    delay: SimTime,
+    pub from: NodeId,
+    pub to: NodeId,
     /// Whether a packet capture records this link: the transmitter tells
     /// the sink of every packet it sends.
     pub captured: bool,
+    /// Random delays, erasures or framing: the transmitter needs `extra`.
+    special: bool,
+    /// Whether the periodic sampler records this link.
+    pub monitored: bool,
+    pub port: Port,
+    pub name: String,
+    extra: Box<LinkExtra>,
+}
+
+/// What only a link with random delays, erasures or framing reads.
+#[derive(Debug)]
+struct LinkExtra {
+    delay: DelayModel,
+    /// Packet erasure probability.
+    loss: f64,
+    /// Arrival time of the last packet put on the line (keeps FIFO order
+    /// under random delays; with a fixed delay the order holds by itself,
+    /// since each serialization ends after the one before).
+    last_arrival: SimTime,
+    /// Draws for per-packet delays and erasures.
+    rng: Rng,
     /// Encapsulation and frame overhead counted at the link rate.
-    pub framing: Framing,
+    framing: Framing,
+}
+
+impl LinkExtra {
+    fn special(&self) -> bool {
+        matches!(self.delay, DelayModel::Uniform(..)) || self.loss > 0.0 || !self.framing.is_none()
+    }
 }
 
 impl Link {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        (from, to): (NodeId, NodeId),
+        rate: Rate,
+        delay: DelayModel,
+        loss: f64,
+        port: Port,
+        rng: Rng,
+        monitored: bool,
+    ) -> Link {
+        let extra = Box::new(LinkExtra {
+            delay,
+            loss,
+            last_arrival: SimTime::ZERO,
+            rng,
+            framing: Framing::default(),
+        });
+        Link {
+            line: VecDeque::new(),
+            rate,
+            delay: delay.min(),
+            from,
+            to,
+            captured: false,
+            special: extra.special(),
+            monitored,
+            port,
+            name,
+            extra,
+        }
+    }
+
+    /// Count `framing` at this link's rate (before any packet is sent).
+    pub fn set_framing(&mut self, framing: Framing) {
+        self.extra.framing = framing;
+        self.special = self.extra.special();
+    }
+
     /// Arrival time at the far end of a packet whose serialization ends at
-    /// `now`.
+    /// `now`, on a link with random delays, erasures or framing.
     #[inline]
-    pub fn arrival_time(&mut self, now: SimTime) -> SimTime {
-        let d = match self.delay {
+    fn special_arrival_time(&mut self, now: SimTime) -> SimTime {
+        let x = &mut *self.extra;
+        let d = match x.delay {
             DelayModel::Fixed(d) => d,
-            DelayModel::Uniform(lo, hi) => SimTime(self.rng.uniform_u64(lo.ns(), hi.ns())),
+            DelayModel::Uniform(lo, hi) => SimTime(x.rng.uniform_u64(lo.ns(), hi.ns())),
         };
-        let t = (now + d).max(self.last_arrival);
-        self.last_arrival = t;
+        let t = (now + d).max(x.last_arrival);
+        x.last_arrival = t;
         t
     }
 
@@ -143,26 +210,74 @@ impl Link {
         index: u64,
         sink: &mut impl PortSink,
     ) {
-        let wire = if self.framing.is_none() {
-            pkt.size
+        let t = if self.special {
+            match self.transmit_special(now, &pkt, index, sink) {
+                Some(t) => t,
+                None => return,
+            }
         } else {
-            // A transmitter that was idle has closed its frame.
-            let fresh = now > self.port.busy_until();
-            self.framing.wire_bytes(pkt.size, fresh)
+            let end = self
+                .port
+                .start_tx(now, self.rate.tx_time(pkt.size), pkt.size);
+            if self.captured {
+                sink.transmitted(&pkt, false);
+            }
+            let t = end + self.delay;
+            debug_assert!(self.line.back().is_none_or(|&(b, _)| b <= t));
+            t
         };
-        let end = self.port.start_tx(now, self.rate.tx_time(wire), pkt.size);
-        let erased = self.loss > 0.0 && self.rng.chance(self.loss);
-        if self.captured {
-            sink.transmitted(&pkt, erased);
-        }
-        if erased {
-            self.port.erased(&pkt, index, sink);
-            return;
-        }
-        let t = self.arrival_time(end);
         self.line.push_back((t, pkt));
         if self.line.len() == 1 {
             sink.schedule(t, Event::Arrive(l));
         }
+    }
+
+    /// [`transmit`](Self::transmit) on a link with random delays, erasures
+    /// or framing: the arrival time, or `None` if the link erased the
+    /// packet.
+    #[inline(never)]
+    fn transmit_special(
+        &mut self,
+        now: SimTime,
+        pkt: &Packet,
+        index: u64,
+        sink: &mut impl PortSink,
+    ) -> Option<SimTime> {
+        let x = &mut *self.extra;
+        let wire = if x.framing.is_none() {
+            pkt.size
+        } else {
+            // A transmitter that was idle has closed its frame.
+            let fresh = now > self.port.busy_until();
+            x.framing.wire_bytes(pkt.size, fresh)
+        };
+        let end = self.port.start_tx(now, self.rate.tx_time(wire), pkt.size);
+        let erased = x.loss > 0.0 && x.rng.chance(x.loss);
+        if self.captured {
+            sink.transmitted(pkt, erased);
+        }
+        if erased {
+            self.port.erased(pkt, index, sink);
+            return None;
+        }
+        Some(self.special_arrival_time(end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// The layout the hop relies on: four cache lines, the hop's fields in
+    /// the first, the port's per-packet fields in the next two.
+    #[test]
+    fn a_link_is_four_cache_lines_with_the_hop_in_front() {
+        assert_eq!(align_of::<Link>(), 64);
+        assert_eq!(size_of::<Link>(), 256);
+        assert!(offset_of!(Link, monitored) < 64);
+        assert_eq!(offset_of!(Link, port), 64);
+        assert_eq!(size_of::<Port>(), 128);
+        assert!(offset_of!(Link, name) >= 192);
     }
 }

@@ -104,25 +104,39 @@ pub trait PortSink {
     fn transmitted(&mut self, _pkt: &Packet, _erased: bool) {}
 }
 
-/// Counters of one port. Totals run from the start; `since_sample` ones
-/// are read and reset by [`Port::take_sample`].
+/// The counters a port updates for every packet. Totals run from the
+/// start.
 #[derive(Debug, Default, Clone, Copy)]
+#[repr(C)]
 struct Counters {
     /// Packets that arrived (drops included); a packet's index at the port
     /// is this count before it arrived.
     arrivals: u64,
-    arrivals_at_sample: u64,
     /// Serialization nanoseconds started since the last sample, including
     /// any part that runs past it (carried over by the sampler).
     busy_ns: u64,
-    /// Bytes whose serialization started since the last sample.
-    tx_bytes: u64,
-    tx_packets_total: u64,
     tx_bytes_total: u64,
+    tx_packets_total: u64,
+}
+
+/// The parts of a port that a packet passing through an idle or busy
+/// port does not touch: drop and mark counts, the sampler's marks, the
+/// packets held back and the watching AQMs. Kept out of line so that the
+/// port's per-packet fields fit in two cache lines.
+#[derive(Debug, Default)]
+struct PortCold {
+    arrivals_at_sample: u64,
+    tx_bytes_at_sample: u64,
     drops_total: u64,
     drops_since_sample: u64,
     marks_total: u64,
     marks_since_sample: u64,
+    /// Packets from the link's own node waiting for room (backpressure),
+    /// with their arrival index, in the order and pace they may enter.
+    /// Only a port with `backpressure` ever holds any.
+    held: Held,
+    /// AQMs that monitor this port and hear of its departures.
+    watchers: Vec<AqmId>,
 }
 
 /// One sampling interval of a port, read by the sampler.
@@ -145,27 +159,33 @@ pub struct PortSample {
 /// at once and needs no event of its own; a `TxDone` event is scheduled
 /// only while packets wait, so uncongested links cost one event per packet
 /// (its arrival at the far end).
+///
+/// Laid out in the order a packet uses the fields (`repr(C)`): the first
+/// cache line holds everything a packet finding the port idle reads and
+/// writes (`busy_until`, the counters, the acting AQM, the flags and the
+/// queue's length), the second what a packet that waits adds (the queue,
+/// its bytes, the limit); the rest is behind `cold`.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Port {
+    /// End of the current (or last) serialization.
+    busy_until: SimTime,
+    counters: Counters,
+    /// The AQM acting at this port.
+    aqm: Option<AqmId>,
+    /// A `TxDone` event is pending.
+    txdone_pending: bool,
+    /// Hold locally sent packets when full instead of dropping them.
+    backpressure: bool,
+    /// Some AQM watches this port's departures (`cold.watchers`).
+    watched: bool,
     /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
+    /// (Its length comes first and ends the first cache line.)
     queue: Buffer,
     /// Bytes waiting (not counting the packet in service).
     bytes: u64,
     limit: BufferLimit,
-    /// End of the current (or last) serialization.
-    busy_until: SimTime,
-    /// A `TxDone` event is pending.
-    txdone_pending: bool,
-    counters: Counters,
-    /// Packets from the link's own node waiting for room (backpressure),
-    /// with their arrival index, in the order and pace they may enter.
-    held: Held,
-    /// Hold locally sent packets when full instead of dropping them.
-    backpressure: bool,
-    /// The AQM acting at this port.
-    aqm: Option<AqmId>,
-    /// AQMs that monitor this port and hear of its departures.
-    watchers: Vec<AqmId>,
+    cold: Box<PortCold>,
 }
 
 /// What [`Port::admit`] did with a packet.
@@ -179,16 +199,16 @@ pub enum Admitted {
 impl Port {
     pub fn new(limit: BufferLimit, backpressure: bool) -> Port {
         Port {
+            busy_until: SimTime::ZERO,
+            counters: Counters::default(),
+            aqm: None,
+            txdone_pending: false,
+            backpressure,
+            watched: false,
             queue: Buffer::default(),
             bytes: 0,
             limit,
-            busy_until: SimTime::ZERO,
-            txdone_pending: false,
-            counters: Counters::default(),
-            held: Held::default(),
-            backpressure,
-            aqm: None,
-            watchers: Vec::new(),
+            cold: Box::default(),
         }
     }
 
@@ -202,8 +222,10 @@ impl Port {
 
     /// How held-back packets are ordered and paced, before any arrives.
     pub fn set_held(&mut self, held: Held) {
-        debug_assert!(self.held.is_empty());
-        self.held = held;
+        debug_assert!(self.cold.held.is_empty());
+        // Only a backpressure port holds packets (and looks at `held`).
+        debug_assert!(self.backpressure);
+        self.cold.held = held;
     }
 
     /// The AQM acting here, if any.
@@ -218,7 +240,8 @@ impl Port {
 
     /// Let `a` hear of this port's departures.
     pub fn add_watcher(&mut self, a: AqmId) {
-        self.watchers.push(a);
+        self.cold.watchers.push(a);
+        self.watched = true;
     }
 
     /// Replace the buffer's structure (RED+Tail's virtual queues), before
@@ -280,7 +303,7 @@ impl Port {
 
     /// Packets held back in their hosts.
     pub fn held_len(&self) -> usize {
-        self.held.len()
+        self.cold.held.len()
     }
 
     pub fn busy_until(&self) -> SimTime {
@@ -301,16 +324,16 @@ impl Port {
     }
 
     pub fn drops_total(&self) -> u64 {
-        self.counters.drops_total
+        self.cold.drops_total
     }
 
     pub fn marks_total(&self) -> u64 {
-        self.counters.marks_total
+        self.cold.marks_total
     }
 
     /// Count a drop or a mark here and report it.
     fn count(&mut self, pkt: &Packet, index: u64, reason: DropReason, sink: &mut impl PortSink) {
-        let c = &mut self.counters;
+        let c = &mut self.cold;
         if reason.is_mark() {
             c.marks_total += 1;
             c.marks_since_sample += 1;
@@ -368,17 +391,17 @@ impl Port {
             return Admitted::Done;
         };
         let local = local && self.backpressure;
-        if local && (!self.held.is_empty() || !self.held.pace_ok(now)) {
+        if local && (!self.cold.held.is_empty() || !self.cold.held.pace_ok(now)) {
             // Behind others already held back (or before the pacer's
             // time): keep their order.
-            self.held.push_back(pkt, index);
+            self.cold.held.push_back(pkt, index);
             sink.held_in_host(&pkt);
             self.rearm(l, sink);
             return Admitted::Done;
         }
         if self.idle(now) {
             if local {
-                self.held.entered(now, pkt.size);
+                self.cold.held.entered(now, pkt.size);
             }
             // Straight through: it joins and leaves the queue at once.
             let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, aqms);
@@ -395,7 +418,7 @@ impl Port {
         }
         if !self.fits(&pkt) {
             if local {
-                self.held.push_back(pkt, index);
+                self.cold.held.push_back(pkt, index);
                 sink.held_in_host(&pkt);
             } else {
                 self.count(&pkt, index, DropReason::Overflow, sink);
@@ -403,7 +426,7 @@ impl Port {
             return Admitted::Done;
         }
         if local {
-            self.held.entered(now, pkt.size);
+            self.cold.held.entered(now, pkt.size);
         }
         self.bytes += pkt.size as u64;
         self.queue.push(
@@ -499,12 +522,12 @@ impl Port {
         sojourn: SimTime,
         aqms: &mut [PlacedAqm],
     ) -> (Verdict, bool) {
-        if self.watchers.is_empty() {
+        if !self.watched {
             return (Verdict::Pass, false);
         }
         let view = self.view(now, rate);
         let mut out = (Verdict::Pass, false);
-        for &a in &self.watchers {
+        for &a in &self.cold.watchers {
             let slot = &mut aqms[a.idx()];
             let v = slot.aqm.on_departure(now, sojourn, &view);
             if self.aqm == Some(a) && v != Verdict::Pass {
@@ -525,7 +548,7 @@ impl Port {
         sink: &mut impl PortSink,
     ) -> Option<(Packet, u64)> {
         self.txdone_pending = false;
-        if self.held.paced() {
+        if self.backpressure && self.cold.held.paced() {
             if now < self.busy_until {
                 return None; // a pacer's wake-up while busy: see rearm
             }
@@ -534,7 +557,9 @@ impl Port {
         loop {
             let mut q = self.queue.pop(now)?;
             self.bytes -= q.pkt.size as u64;
-            self.admit_held(now, sink);
+            if self.backpressure {
+                self.admit_held(now, sink);
+            }
             let (verdict, ecn) = self.notify_departure(now, rate, now - q.enqueued_at, aqms);
             if self.act(verdict, ecn, &mut q.pkt, q.index, sink).admitted() {
                 return Some((q.pkt, q.index));
@@ -551,12 +576,12 @@ impl Port {
     /// Room again: let held-back packets in, in order; their senders learn
     /// that they have left the host.
     fn admit_held(&mut self, now: SimTime, sink: &mut impl PortSink) {
-        while let Some(size) = self.held.front_size() {
-            if !self.fits_size(size) || !self.held.pace_ok(now) {
+        while let Some(size) = self.cold.held.front_size() {
+            if !self.fits_size(size) || !self.cold.held.pace_ok(now) {
                 break;
             }
-            let (p, index) = self.held.pop_front().expect("front");
-            self.held.entered(now, p.size);
+            let (p, index) = self.cold.held.pop_front().expect("front");
+            self.cold.held.entered(now, p.size);
             self.bytes += p.size as u64;
             // Backpressure ports are FIFOs (red_tail refuses them).
             self.queue.push(
@@ -577,11 +602,11 @@ impl Port {
     /// held packet in.
     #[inline]
     pub fn rearm(&mut self, l: LinkId, sink: &mut impl PortSink) {
-        if self.txdone_pending || !self.held.paced() {
+        if self.txdone_pending || !self.backpressure || !self.cold.held.paced() {
             return;
         }
         let at = if self.queue.is_empty() {
-            match self.held.next_release() {
+            match self.cold.held.next_release() {
                 Some(t) => t.max(self.busy_until),
                 None => return,
             }
@@ -607,7 +632,6 @@ impl Port {
         self.busy_until = end;
         let c = &mut self.counters;
         c.busy_ns += tx.ns();
-        c.tx_bytes += size as u64;
         c.tx_bytes_total += size as u64;
         c.tx_packets_total += 1;
         end
@@ -621,27 +645,44 @@ impl Port {
     /// The figures of the interval ending at `now`, and the start of the
     /// next one. Serialization running past `now` belongs to the next.
     pub fn take_sample(&mut self, now: SimTime) -> PortSample {
-        let c = &mut self.counters;
+        let (c, k) = (&mut self.counters, &mut *self.cold);
         let carry = self.busy_until.saturating_sub(now).ns().min(c.busy_ns);
         let s = PortSample {
             busy_ns: c.busy_ns - carry,
-            tx_bytes: c.tx_bytes,
+            tx_bytes: c.tx_bytes_total - k.tx_bytes_at_sample,
             queue_packets: self.queue.len() as u32,
             queue_bytes: self.bytes,
-            drops: c.drops_since_sample,
-            arrivals: c.arrivals - c.arrivals_at_sample,
-            marks: c.marks_since_sample,
+            drops: k.drops_since_sample,
+            arrivals: c.arrivals - k.arrivals_at_sample,
+            marks: k.marks_since_sample,
         };
-        c.arrivals_at_sample = c.arrivals;
-        c.marks_since_sample = 0;
+        k.arrivals_at_sample = c.arrivals;
+        k.tx_bytes_at_sample = c.tx_bytes_total;
+        k.marks_since_sample = 0;
         c.busy_ns = carry;
-        c.tx_bytes = 0;
-        c.drops_since_sample = 0;
+        k.drops_since_sample = 0;
         s
     }
 
     /// RED+Tail's virtual-queue figures for the interval ending at `now`.
     pub fn take_vq_probe(&mut self, now: SimTime) -> Option<crate::queue::VqProbe> {
         self.queue.parallel_mut().map(|p| p.take_probe(now))
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    /// A packet that finds the port idle reads only its first cache line:
+    /// the queue's length (the first field of `Buffer`) ends it.
+    #[test]
+    fn the_idle_path_is_one_cache_line() {
+        assert_eq!(size_of::<Port>(), 128);
+        assert!(offset_of!(Port, watched) < 56);
+        // `Buffer` is `repr(C)` with its length first.
+        assert_eq!(offset_of!(Port, queue), 56);
+        assert_eq!(offset_of!(Port, bytes), 96);
     }
 }

@@ -120,7 +120,7 @@ impl SeqTracer {
     pub fn acked(&mut self, now: SimTime, pkt: &Packet) {
         if pkt.kind == PacketKind::TcpAck && self.traces(pkt.flow) {
             self.push(now, pkt.flow, SeqEvent::Acked, pkt.ack, pkt.ack + pkt.rwnd);
-            for &(s, e) in pkt.sack_blocks() {
+            for &(s, e) in pkt.sack_blocks().iter() {
                 self.push(now, pkt.flow, SeqEvent::Sacked, s, e);
             }
         }

@@ -50,6 +50,7 @@ pub enum BufferLimit {
 /// many there are (kept here so that the length, asked on every arrival,
 /// needs no dispatch).
 #[derive(Debug, Default)]
+#[repr(C)] // the length first: a port keeps it in its first cache line
 pub struct Buffer {
     len: usize,
     kind: BufferKind,

@@ -230,7 +230,11 @@ impl Simulation {
         };
         link.port
             .set_held(Held::new(b.order, b.pace_rate.map(Rate)));
-        link.framing = Framing::new(b.packet_overhead, b.frame_size, b.frame_overhead);
+        link.set_framing(Framing::new(
+            b.packet_overhead,
+            b.frame_size,
+            b.frame_overhead,
+        ));
         Ok(())
     }
 

@@ -10,6 +10,17 @@ use crate::packet::{Packet, PacketKind};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
+/// Which end of a flow acted and may have new timers, window cuts or
+/// packets: the other end's state is as it was after its last action, when
+/// its timer was re-armed, so looking at it again would change nothing
+/// (and would cost a cache miss on its box for every packet).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Acted {
+    Sender,
+    Receiver,
+    Both,
+}
+
 pub(super) fn emit<'a>(now: SimTime, out: &'a mut Vec<Packet>, next_uid: &'a mut u64) -> Emit<'a> {
     Emit { now, out, next_uid }
 }
@@ -30,7 +41,7 @@ impl Simulation {
             }
             Endpoints::Udp { .. } => {}
         }
-        self.after_endpoint(f)
+        self.after_acted(f, Acted::Sender)
     }
 
     pub(super) fn ack_timer(&mut self, f: FlowId) -> Result<()> {
@@ -42,37 +53,47 @@ impl Simulation {
         if let Endpoints::Tcp { receiver, .. } = &mut flow.ends {
             receiver.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
         }
-        self.after_endpoint(f)
+        self.after_acted(f, Acted::Receiver)
     }
 
     /// Log the window cuts flow `f`'s sender just made, re-arm its timers
     /// and route the packets it emitted.
     pub(super) fn after_endpoint(&mut self, f: FlowId) -> Result<()> {
+        self.after_acted(f, Acted::Both)
+    }
+
+    /// [`after_endpoint`](Self::after_endpoint) when only one end of `f`
+    /// (`acted`) may have changed.
+    pub(super) fn after_acted(&mut self, f: FlowId, acted: Acted) -> Result<()> {
         let flow = &mut self.flows[f.idx()];
         if let Endpoints::Tcp { sender, receiver } = &mut flow.ends {
-            if !sender.cuts.is_empty() {
-                let log = &mut self.congestion;
-                for c in sender.cuts.drain(..) {
-                    log.time_ns.push(c.time.ns());
-                    log.flow.push(f.0);
-                    log.origin.push(flow.origin.0);
-                    log.kind.push(c.kind as u8);
-                    log.cwnd_before.push(c.cwnd_before);
-                    log.cwnd_after.push(c.cwnd_after);
-                    log.ssthresh.push(c.ssthresh);
-                    log.srtt_s.push(c.srtt.map_or(f64::NAN, |t| t.secs_f64()));
+            if acted != Acted::Receiver {
+                if !sender.cuts.is_empty() {
+                    let log = &mut self.congestion;
+                    for c in sender.cuts.drain(..) {
+                        log.time_ns.push(c.time.ns());
+                        log.flow.push(f.0);
+                        log.origin.push(flow.origin.0);
+                        log.kind.push(c.kind as u8);
+                        log.cwnd_before.push(c.cwnd_before);
+                        log.cwnd_after.push(c.cwnd_after);
+                        log.ssthresh.push(c.ssthresh);
+                        log.srtt_s.push(c.srtt.map_or(f64::NAN, |t| t.secs_f64()));
+                    }
+                }
+                if let Some(t) = sender.next_wakeup() {
+                    if flow.sender_timer.is_none_or(|s| t < s) {
+                        flow.sender_timer = Some(t);
+                        self.queue.schedule(t.max(self.now), Event::SenderTimer(f));
+                    }
                 }
             }
-            if let Some(t) = sender.next_wakeup() {
-                if flow.sender_timer.is_none_or(|s| t < s) {
-                    flow.sender_timer = Some(t);
-                    self.queue.schedule(t.max(self.now), Event::SenderTimer(f));
-                }
-            }
-            if let Some(t) = receiver.next_wakeup() {
-                if flow.ack_timer.is_none_or(|s| t < s) {
-                    flow.ack_timer = Some(t);
-                    self.queue.schedule(t.max(self.now), Event::AckTimer(f));
+            if acted != Acted::Sender {
+                if let Some(t) = receiver.next_wakeup() {
+                    if flow.ack_timer.is_none_or(|s| t < s) {
+                        flow.ack_timer = Some(t);
+                        self.queue.schedule(t.max(self.now), Event::AckTimer(f));
+                    }
                 }
             }
         }
@@ -109,8 +130,10 @@ impl Simulation {
         let f = pkt.flow;
         let flow = &mut self.flows[f.idx()];
         let mut em = emit(now, &mut self.out, &mut self.next_uid);
+        let mut acted = Acted::Both;
         match (&mut flow.ends, pkt.kind) {
             (Endpoints::Tcp { receiver, .. }, PacketKind::Syn | PacketKind::TcpData) => {
+                acted = Acted::Receiver;
                 let d = receiver.on_segment(&pkt, &mut em);
                 let (origin, last_hop, relay) = (flow.origin, flow.last_hop, flow.relay_in);
                 if last_hop {
@@ -132,6 +155,7 @@ impl Simulation {
                 }
             }
             (Endpoints::Tcp { sender, .. }, PacketKind::SynAck | PacketKind::TcpAck) => {
+                acted = Acted::Sender;
                 if self.taps.seq.on() {
                     self.taps.seq.acked(now, &pkt);
                 }
@@ -159,7 +183,7 @@ impl Simulation {
                 )))
             }
         }
-        self.after_endpoint(f)
+        self.after_acted(f, acted)
     }
 
     /// Let relay `r` move what it can from its upstream receiver to its

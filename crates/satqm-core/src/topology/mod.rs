@@ -96,20 +96,15 @@ impl Built {
     ) {
         let index = self.links.len() as u64;
         let port = Port::new(buffer, spec.backpressure);
-        self.links.push(Link {
+        self.links.push(Link::new(
             name,
-            from,
-            to,
-            rate: spec.rate,
-            delay: spec.delay,
+            (from, to),
+            spec.rate,
+            spec.delay,
             loss,
             port,
-            line: Default::default(),
-            last_arrival: Default::default(),
-            rng: Rng::stream(seed, "link", index),
+            Rng::stream(seed, "link", index),
             monitored,
-            captured: false,
-            framing: Default::default(),
-        });
+        ));
     }
 }

@@ -148,9 +148,9 @@ impl AtspReceiver {
             .iter()
             .position(|h| h.0 >= self.cursor)
             .unwrap_or(0);
-        for (j, &h) in self.holes[start..].iter().take(MAX_SACK_BLOCKS).enumerate() {
-            p.sack[j] = h;
-            p.n_sack = j as u8 + 1;
+        let blocks = &self.holes[start..(start + MAX_SACK_BLOCKS).min(self.holes.len())];
+        p.set_sack_blocks(blocks);
+        if let Some(h) = blocks.last() {
             self.cursor = h.1;
         }
         if p.n_sack == 0 {

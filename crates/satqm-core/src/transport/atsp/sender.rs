@@ -176,7 +176,7 @@ impl AtspSender {
         self.theta = Some(rtt);
         self.note_rtt(rtt);
         self.acknowledge(pkt.ack);
-        for &(a, b) in pkt.sack_blocks() {
+        for &(a, b) in pkt.sack_blocks().iter() {
             self.queue_losses(a, b, echo);
         }
         let rho = sack_rho(pkt);

@@ -45,10 +45,7 @@ fn sack(echo: SimTime, ack: u64, rho: f64, cycle: u32, holes: &[(u64, u64)]) -> 
     p.ack = ack;
     p.rwnd = rho.to_bits();
     p.len = cycle;
-    for (i, &h) in holes.iter().enumerate() {
-        p.sack[i] = h;
-    }
-    p.n_sack = holes.len() as u8;
+    p.set_sack_blocks(holes);
     p
 }
 

@@ -255,25 +255,26 @@ impl TcpReceiver {
             p.flags |= flags::ECE;
         }
         if self.sack && !self.ooo.is_empty() {
+            let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
             let mut n = 0;
             if let Some(first) = self
                 .newest_ooo
                 .and_then(|s| self.ooo.iter().find(|r| r.0 == s))
             {
-                p.sack[0] = *first;
+                blocks[0] = *first;
                 n = 1;
             }
             for r in self.ooo.iter().rev() {
                 if n == MAX_SACK_BLOCKS {
                     break;
                 }
-                if n > 0 && *r == p.sack[0] {
+                if n > 0 && *r == blocks[0] {
                     continue;
                 }
-                p.sack[n] = *r;
+                blocks[n] = *r;
                 n += 1;
             }
-            p.n_sack = n as u8;
+            p.set_sack_blocks(&blocks[..n]);
             // SACK option: kind, length and 8 bytes per block, padded to 4.
             p.size += (2 + 8 * n as u32).div_ceil(4) * 4;
         }

@@ -276,7 +276,7 @@ impl TcpSender {
         self.peer_rwnd = pkt.rwnd;
         if pkt.n_sack > 0 {
             self.rec
-                .on_sack_blocks(&mut self.segs, pkt.sack_blocks(), self.snd_una);
+                .on_sack_blocks(&mut self.segs, &pkt.sack_blocks(), self.snd_una);
         }
 
         // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK.

@@ -50,10 +50,8 @@ fn ack(n_segments: u64, sack: &[(u64, u64)]) -> Packet {
     let mut p = Packet::new(0, FlowId(0), NodeId(1), NodeId(0), PacketKind::TcpAck);
     p.ack = n_segments * MSS;
     p.rwnd = 1 << 30;
-    for (i, &(a, b)) in sack.iter().enumerate() {
-        p.sack[i] = (a * MSS, b * MSS);
-    }
-    p.n_sack = sack.len() as u8;
+    let blocks: Vec<_> = sack.iter().map(|&(a, b)| (a * MSS, b * MSS)).collect();
+    p.set_sack_blocks(&blocks);
     p
 }
 
