@@ -11,7 +11,9 @@
 //! 1 Gbit/s up).
 //!
 //! Run: `cargo bench -p satqm-core --bench scale` (every point), or limit the
-//! grid: `-- --flows 1,10,100 --rates 10,100` (rates in Mbit/s). Prints a
+//! grid: `-- --flows 1,10,100 --rates 10,100` (rates in Mbit/s); `--seconds S`
+//! runs every case for S simulated seconds instead. `--scenario N RATE [S]`
+//! prints one case's scenario (benches/scale_ns3.py gives it to ns-3). Prints a
 //! Markdown table for BENCHMARKS.md, with the CPU time of the case's process
 //! beside its wall time (steadier on a shared machine). Each case runs in its own process so
 //! that peak memory (VmHWM) belongs to that case alone; one run per case
@@ -32,9 +34,8 @@ fn duration_s(rate_mbps: u64) -> u64 {
     (10_000 / rate_mbps).max(10)
 }
 
-fn scenario(n: u32, rate_mbps: u64) -> String {
+fn scenario(n: u32, rate_mbps: u64, secs: u64) -> String {
     let bdp = ((rate_mbps as f64 * 1e6 * 0.1 / 8.0 / 1500.0).round() as u64).max(2);
-    let secs = duration_s(rate_mbps);
     let access = rate_mbps * 10;
     format!(
         r#"name = "scale"
@@ -85,8 +86,8 @@ fn rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-fn run_case(n: u32, rate_mbps: u64) {
-    let text = scenario(n, rate_mbps);
+fn run_case(n: u32, rate_mbps: u64, secs: u64) {
+    let text = scenario(n, rate_mbps, secs);
     let before = rss_kb();
     let cpu0 = cpu_s();
     let t0 = Instant::now();
@@ -97,11 +98,12 @@ fn run_case(n: u32, rate_mbps: u64) {
     let cpu = cpu_s() - cpu0;
     let s = sim.summary();
     println!(
-        "{wall} {build} {} {} {} {} {cpu}",
+        "{wall} {build} {} {} {} {} {cpu} {}",
         s.bottleneck_packets,
         s.events,
         peak_rss_kb(),
-        before
+        before,
+        s.goodput_total_bps
     );
 }
 
@@ -117,19 +119,37 @@ fn list<T: std::str::FromStr>(args: &[String], key: &str) -> Option<Vec<T>> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--case") {
-        run_case(args[i + 1].parse().unwrap(), args[i + 2].parse().unwrap());
-        return;
+    for mode in ["--case", "--scenario"] {
+        if let Some(i) = args.iter().position(|a| a == mode) {
+            let n = args[i + 1].parse().unwrap();
+            let rate = args[i + 2].parse().unwrap();
+            let secs = args
+                .get(i + 3)
+                .map_or(duration_s(rate), |s| s.parse().unwrap());
+            if mode == "--case" {
+                run_case(n, rate, secs);
+            } else {
+                print!("{}", scenario(n, rate, secs));
+            }
+            return;
+        }
     }
     let flows = list(&args, "--flows").unwrap_or(FLOWS.to_vec());
     let rates = list(&args, "--rates").unwrap_or(RATES_MBPS.to_vec());
+    let seconds: Option<u64> = list(&args, "--seconds").and_then(|v| v.first().copied());
     let exe = std::env::current_exe().unwrap();
     println!("| flows | bottleneck | simulated s | wall s | CPU s | of which build s | bottleneck packets | packets / CPU s | events / packet | peak RSS MB | KB / flow |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &rate in &rates {
+        let secs = seconds.unwrap_or(duration_s(rate));
         for &n in &flows {
             let out = Command::new(&exe)
-                .args(["--case", &n.to_string(), &rate.to_string()])
+                .args([
+                    "--case",
+                    &n.to_string(),
+                    &rate.to_string(),
+                    &secs.to_string(),
+                ])
                 .output()
                 .unwrap();
             assert!(
@@ -149,8 +169,7 @@ fn main() {
                 format!("{rate} Mbit/s")
             };
             println!(
-                "| {n} | {bottleneck} | {} | {wall:.2} | {cpu:.2} | {build:.2} | {pk:.0} | {:.0} | {:.2} | {:.1} | {:.2} |",
-                duration_s(rate),
+                "| {n} | {bottleneck} | {secs} | {wall:.2} | {cpu:.2} | {build:.2} | {pk:.0} | {:.0} | {:.2} | {:.1} | {:.2} |",
                 pk / cpu,
                 ev / pk.max(1.0),
                 hwm / 1024.0,

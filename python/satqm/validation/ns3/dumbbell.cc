@@ -37,6 +37,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 using namespace ns3;
 
 namespace ns3
@@ -414,6 +416,16 @@ HookSocket(uint32_t flow, Ptr<BulkSendApplication> app)
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, flow));
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, flow));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, flow));
+}
+
+/// CPU time of this process so far (user + system), seconds.
+double
+CpuSeconds()
+{
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 void
@@ -967,10 +979,12 @@ main(int argc, char* argv[])
 
     // 1 ns past the end, so that the sample due at t = duration is taken
     Simulator::Stop(Seconds(duration) + NanoSeconds(1));
+    const double cpu0 = CpuSeconds();
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     auto t1 = std::chrono::steady_clock::now();
     double wall = std::chrono::duration<double>(t1 - t0).count();
+    const double cpuRun = CpuSeconds() - cpu0;
 
     // ---------------- results ----------------
     const QueueDisc::Stats& qs = qdisc->GetStats();
@@ -1126,6 +1140,8 @@ main(int argc, char* argv[])
     js << "]},\n";
     js << "  \"cwnd_flow0\": {\"t_s\": " << Array(g_cwndT) << ",\n    \"cwnd_bytes\": " << Array(g_cwndV) << "},\n";
     js << "  \"wall_clock_s\": " << Num(wall) << ",\n";
+    js << "  \"setup_cpu_s\": " << Num(cpu0) << ",\n";
+    js << "  \"run_cpu_s\": " << Num(cpuRun) << ",\n";
     js << "  \"bottleneck_tx_packets\": " << g_btlTxPackets << "\n";
     js << "}\n";
 
