@@ -452,14 +452,14 @@ def _variants_section(rows: list[dict[str, Any]], table: str, seeds: list[int]) 
     b = V.best(rows)
     base = rows[0]
     acct = "\n".join(f"- `{k}`: {v[1]}" for k, v in V.ACCOUNTING.items())
-    if len(seeds) == 1:
-        which = f"seed {seeds[0]}"
-    else:
-        which = (
-            f"seeds {', '.join(map(str, seeds))}: means over the seeds ± 95 % confidence "
-            "half-widths; each claim judged on the means, with the number of seeds in "
-            "which it holds on its own"
-        )
+    which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
+    note = (
+        ""
+        if len(seeds) == 1
+        else "Each figure is the mean over the seeds ± its 95 % confidence half-width. "
+        "Each claim is judged on the means; after the verdict, the number of seeds in "
+        "which the claim holds on that seed's runs alone.\n\n"
+    )
     return f"""
 ## The gateway's modelling alternatives (conference set, {which})
 
@@ -471,7 +471,7 @@ the packaged scenarios' (the runs above). Accounting:
 {acct}
 
 {table}
-The claims are judged within each cell (AVQRED against RED 4, as above);
+{note}The claims are judged within each cell (AVQRED against RED 4, as above);
 "distance" is the mean absolute log ratio of RED 4's and AVQRED's 100 ms
 throughput std and drops to Tables 3 and 4 (0: the papers' numbers; 0.69:
 a factor of 2 on average).
