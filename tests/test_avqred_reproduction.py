@@ -125,7 +125,7 @@ def test_every_gateway_variant_is_a_valid_scenario(cell: tuple[str, str, str]) -
     profile, scheduling, accounting = cell
     assert ('profile = "linux-2009"' in text) == (profile == "linux-2009")
     assert ("scheduling = " in text) == (scheduling == "drr")
-    assert ("pace_rate = " in text) == (scheduling == "paced")
+    assert ("pace_rate = " in text) == scheduling.startswith("paced")
     assert ("frame_size = " in text) == (accounting != "none")
     assert set(V.QUICK_CELLS) <= set(V.CELLS) and V.QUICK_CELLS[0] == V.CELLS[0] == (
         "rfc",
@@ -161,3 +161,137 @@ def test_variant_claims_are_judged_within_the_cell() -> None:
     assert not c["avqred_steady"] and not c["utilization"] and c["clustering"]
     d = V.distance(red, aq, A.PAPER_TABLE3, A.PAPER_TABLE4)
     assert 0 < d < 0.1
+
+
+def test_variant_table_aggregates_each_cell_over_its_seeds() -> None:
+    import pandas as pd
+
+    fig = {f: 1.0 for f in V.FIGURES}
+
+    def run(aqm: str, seed: int, **kw: float) -> dict[str, object]:
+        return {"aqm": aqm, "seed": seed, **fig, **kw}
+
+    runs = pd.DataFrame(
+        [
+            # RED 4's queue oscillates beyond 120 in one seed only; AVQRED's
+            # queue is lower than RED's on average but not in seed 2.
+            run(
+                "red4",
+                1,
+                tq_mean=60.0,
+                tq_std=40.0,
+                tq_above_max_th=0.2,
+                drops_20min=400_000.0,
+                throughput_mbps=19.8,
+                throughput_std_kbps=100.0,
+                clustered_fraction=0.4,
+            ),
+            run(
+                "red4",
+                2,
+                tq_mean=60.0,
+                tq_std=22.0,
+                tq_above_max_th=0.0,
+                drops_20min=500_000.0,
+                throughput_mbps=19.8,
+                throughput_std_kbps=100.0,
+                clustered_fraction=math.nan,
+            ),
+            run(
+                "avqred",
+                1,
+                tq_mean=20.0,
+                tq_std=10.0,
+                drops_20min=450_000.0,
+                throughput_mbps=19.7,
+                throughput_std_kbps=50.0,
+                clustered_fraction=0.3,
+            ),
+            run(
+                "avqred",
+                2,
+                tq_mean=70.0,
+                tq_std=10.0,
+                drops_20min=470_000.0,
+                throughput_mbps=19.7,
+                throughput_std_kbps=50.0,
+                clustered_fraction=0.3,
+            ),
+        ]
+    )
+    agg = V.aggregate(runs)
+    red, aq = agg.loc["red4"], agg.loc["avqred"]
+    assert red.seeds == aq.seeds == 2
+    assert red.tq_std == 31.0 and red.drops_20min == 450_000.0
+    assert red.tq_above_max_th == pytest.approx(0.1)
+    # 95 % half-width of two values: t(0.975, 1) * s / sqrt(2) = 12.706 * 9.
+    assert red.tq_std_ci == pytest.approx(114.36, rel=1e-4)
+    assert aq.tq_mean == 45.0 and red.tq_mean_ci == 0.0
+    # A run with no drops to cluster is left out of the mean.
+    assert red.clustered_fraction == 0.4 and math.isnan(red.clustered_fraction_ci)
+    # The verdicts come from the means: RED oscillates on average (std 31
+    # > 0.5 x 60 and 10 % above 120); AVQRED is lower and steadier.
+    c = V.claims(red, aq)
+    assert c["red_oscillates"] and c["avqred_steady"] and c["utilization"]
+    # The table gives mean ± half-width, and how many seeds each claim holds in.
+    rows = [
+        {
+            "cell": V.CELLS[0],
+            "red4": red,
+            "avqred": aq,
+            "claims": c,
+            "distance": 1.0,
+            "per_seed": [
+                V.claims(runs.iloc[0], runs.iloc[2]),
+                V.claims(runs.iloc[1], runs.iloc[3]),
+            ],
+        }
+    ]
+    text = V.table(rows)
+    assert "| 45.0 ± 317.7 | 10.0 ± 0.0 |" in text
+    assert "| 450,000 ± 635,310 |" in text
+    assert "| holds (1/2) | holds (1/2) | holds (2/2) |" in text
+    # One seed: plain means, as a one-seed table always printed them.
+    one = V.aggregate(runs[runs.seed == 1])
+    assert one.loc["avqred"].tq_mean == 20.0 and math.isnan(one.loc["avqred"].tq_mean_ci)
+    one_row = [
+        {
+            **rows[0],
+            "red4": one.loc["red4"],
+            "avqred": one.loc["avqred"],
+            "per_seed": rows[0]["per_seed"][:1],
+        }
+    ]
+    assert "| RED 4 | 19.80 | 100 | 400,000 | 60.0 | 40.0 |" in V.table(one_row)
+    assert "holds (" not in V.table(one_row)
+    with pytest.raises(ValueError, match="same seed"):
+        V.aggregate(pd.concat([runs, runs.iloc[:1]]))
+
+
+def test_each_cell_takes_every_seed_of_its_runs() -> None:
+    import pandas as pd
+
+    rows = []
+    for seed in (1, 2, 3):
+        for aqm in ("red4", "avqred", "avq"):
+            # Table 2's runs (the first cell), a sensitivity run, one cell.
+            for variant, capacity, q in (
+                ("", 1.0, 50.0),
+                ("", 0.99, 500.0),
+                ("cell:rfc/drr/none", 1.0, 80.0),
+            ):
+                rows.append(
+                    {
+                        "aqm": aqm,
+                        "seed": seed,
+                        "variant": variant,
+                        "capacity": capacity,
+                        **{f: 1.0 for f in V.FIGURES},
+                        "tq_mean": q + seed,
+                    }
+                )
+    cells = A._cells(pd.DataFrame(rows), [V.CELLS[0], ("rfc", "drr", "none")])
+    assert [c["cell"] for c in cells] == [V.CELLS[0], ("rfc", "drr", "none")]
+    assert cells[0]["red4"].tq_mean == 52.0 and cells[0]["red4"].seeds == 3
+    assert cells[1]["avqred"].tq_mean == 82.0 and cells[1]["avqred"].tq_mean_ci > 0
+    assert all(len(c["per_seed"]) == 3 for c in cells)

@@ -8,21 +8,25 @@ modelling choices in satqm, each with alternatives (docs/gateway.md):
   window; docs/scenarios.md);
 - the PEP's scheduling of its backbone: one FIFO across connections,
   deficit round robin across connections, or a backbone paced at the
-  contracted 20 Mbit/s (``[[pep]] scheduling``, ``pace_rate``);
+  contracted 20 Mbit/s or a little above it (``[[pep]] scheduling``,
+  ``pace_rate``);
 - the byte accounting across the gateway: none (the space link carries the
   IP packets one for one), GSE over DVB-S2, with or without a compressed
   backbone header, or ULE over MPEG-2 transport streams
   (``[[pep]] backbone_header``, ``packet_overhead``, ``frame_size``,
   ``frame_overhead``).
 
-Each cell runs RED 4 and AVQRED on the conference set; the papers' claims
-comparing the two are judged within the cell.
+Each cell runs RED 4 and AVQRED on the conference set with every seed of
+the main table; each figure is averaged over the seeds, and the papers'
+claims comparing the two are judged within the cell on those means.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from ._runner import fmt_ci, mean_ci
 
 #: Servers' TCP profile: the text added to the web traffic's ``[traffic.tcp]``.
 PROFILES = {"rfc": "", "linux-2009": 'profile = "linux-2009"\n'}
@@ -32,6 +36,12 @@ SCHEDULING = {
     "fifo": "",
     "drr": 'scheduling = "drr"\n',
     "paced": 'pace_rate = "20 Mbps"\n',
+    # Above the space link's 20 Mbit/s, far below the 100 Mbit/s at which
+    # the receive queue can hand the PEP a burst: the transmit queue is fed
+    # 10 % (2 Mbit/s, 1.2 s to fill its 200 packets from empty) or 25 %
+    # (5 Mbit/s, 0.5 s) faster than it drains while the backbone has data.
+    "paced-22": 'pace_rate = "22 Mbps"\n',
+    "paced-25": 'pace_rate = "25 Mbps"\n',
 }
 
 #: Byte accounting: the text added to the gateway's ``[[pep]]``, and where
@@ -68,10 +78,23 @@ CELLS = [
     ("rfc", "fifo", "ule"),
     ("linux-2009", "drr", "gse-hc"),
     ("linux-2009", "drr", "ule"),
+    ("rfc", "paced-22", "none"),
+    ("rfc", "paced-25", "none"),
 ]
 #: ``--quick`` runs fewer: the servers' TCP, pacing, GSE with header
 #: compression, and the combination closest to the papers.
 QUICK_CELLS = [CELLS[i] for i in (0, 1, 3, 5, 8)]
+#: The per-run figures (columns of ``run_stats``) the table and the claims use.
+FIGURES = (
+    "throughput_mbps",
+    "throughput_std_kbps",
+    "drops_20min",
+    "tq_mean",
+    "tq_std",
+    "tq_above_min_th",
+    "tq_above_max_th",
+    "clustered_fraction",
+)
 AQMS = ("red4", "avqred")
 
 CLAIMS = {
@@ -94,6 +117,27 @@ def apply(text: str, cell: tuple[str, str, str]) -> str:
     extra = SCHEDULING[scheduling] + ACCOUNTING[accounting][0]
     out = text.replace('at = "gateway"\n', 'at = "gateway"\n' + extra, 1)
     return out.replace("[traffic.tcp]\n", "[traffic.tcp]\n" + PROFILES[profile], 1)
+
+
+def aggregate(runs: Any) -> Any:
+    """One cell's runs (a DataFrame with columns ``aqm``, ``seed`` and the
+    :data:`FIGURES`, one row per AQM and seed) reduced to one row per AQM:
+    each figure's mean over the seeds, its 95 % confidence half-width
+    (``<figure>_ci``, NaN with one seed) and the number of seeds (``seeds``).
+    A run without the figure (NaN: no drops to cluster) is left out of its
+    mean."""
+    import pandas as pd
+
+    out = {}
+    for aqm, g in runs.groupby("aqm", sort=False):
+        if g.seed.duplicated().any():
+            raise ValueError(f"{aqm}: more than one run of the same seed in one cell")
+        row = {"seeds": float(len(g))}
+        for f in FIGURES:
+            xs = [x for x in g[f] if not math.isnan(x)]
+            row[f], row[f + "_ci"] = mean_ci(xs) if xs else (math.nan, math.nan)
+        out[aqm] = row
+    return pd.DataFrame.from_dict(out, orient="index")
 
 
 def claims(red: Any, aq: Any) -> dict[str, bool]:
@@ -122,7 +166,10 @@ def distance(
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """The sensitivity table: one line per cell and AQM, the claims per cell."""
+    """The variant table: one line per cell and AQM (means over the seeds,
+    ± 95 % confidence half-widths when there are several), the claims per
+    cell (judged on the means; with several seeds, in how many of them each
+    holds on its own)."""
     out = [
         "| profile | scheduling | accounting | AQM | throughput (Mbit/s) | std (kbit/s) | "
         "drops in 20 min | transmit queue mean | std | > 60 | > 120 | drops in runs ≥ 2 |",
@@ -132,8 +179,11 @@ def table(rows: list[dict[str, Any]]) -> str:
         for label, s in (("RED 4", r["red4"]), ("AVQRED", r["avqred"])):
             out.append(
                 f"| {r['cell'][0]} | {r['cell'][1]} | {r['cell'][2]} | {label} | "
-                f"{s.throughput_mbps:.2f} | {s.throughput_std_kbps:.0f} | "
-                f"{s.drops_20min:,.0f} | {s.tq_mean:.1f} | {s.tq_std:.1f} | "
+                f"{fmt_ci(s.throughput_mbps, s.throughput_mbps_ci)} | "
+                f"{fmt_ci(s.throughput_std_kbps, s.throughput_std_kbps_ci, digits=0)} | "
+                f"{_count(s.drops_20min, s.drops_20min_ci)} | "
+                f"{fmt_ci(s.tq_mean, s.tq_mean_ci, digits=1)} | "
+                f"{fmt_ci(s.tq_std, s.tq_std_ci, digits=1)} | "
                 f"{100 * s.tq_above_min_th:.0f} % | {100 * s.tq_above_max_th:.0f} % | "
                 f"{_pct(s.clustered_fraction)} |"
             )
@@ -148,10 +198,22 @@ def table(rows: list[dict[str, Any]]) -> str:
         c = r["claims"]
         out.append(
             f"| {r['cell'][0]} | {r['cell'][1]} | {r['cell'][2]} | "
-            + " | ".join("holds" if c[k] else "no" for k in CLAIMS)
+            + " | ".join(_verdict(c[k], [s[k] for s in r.get("per_seed", [])]) for k in CLAIMS)
             + f" | {sum(c.values())} | {r['distance']:.2f} |"
         )
     return "\n".join(out) + "\n"
+
+
+def _verdict(holds: bool, per_seed: list[bool]) -> str:
+    """A claim's verdict on the means, and in how many seeds it holds alone."""
+    text = "holds" if holds else "no"
+    if len(per_seed) > 1:
+        text += f" ({sum(per_seed)}/{len(per_seed)})"
+    return text
+
+
+def _count(m: float, h: float) -> str:
+    return f"{m:,.0f}" + ("" if math.isnan(h) else f" ± {h:,.0f}")
 
 
 def _pct(x: float) -> str:

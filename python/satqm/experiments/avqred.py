@@ -86,7 +86,8 @@ SENSITIVITY = (0.99, 0.98)
 #: open; ``satqm reproduce avqred`` reports them beside the main runs.
 VARIANTS: dict[str, tuple[str, str, str]] = {
     "avq-accepted": (
-        "avq", "count_rejected",
+        "avq",
+        "count_rejected",
         "AVQ, C' depleted only by accepted arrivals (`count_rejected = false`)",
     ),
     "red4-rto200": ("red4", "min_rto", "RED 4, servers' minimum RTO 200 ms (Linux)"),
@@ -222,20 +223,32 @@ def reproduce(
         for aqm in AQMS:
             for seed in seeds:
                 name = f"{which}-{aqm}-s{seed}"
-                text = with_aqm(base, aqm_table(aqm, pkt), f"avqred-{which}-{aqm}", duration,
-                                warmup)
+                text = with_aqm(
+                    base, aqm_table(aqm, pkt), f"avqred-{which}-{aqm}", duration, warmup
+                )
                 runs.append(Run(name, text, seed))
-                meta[name] = {"set": which, "aqm": aqm, "seed": seed, "capacity": 1.0,
-                              "variant": ""}
+                meta[name] = {
+                    "set": which,
+                    "aqm": aqm,
+                    "seed": seed,
+                    "capacity": 1.0,
+                    "variant": "",
+                }
     # Sensitivity of AVQRED to its virtual capacity (conference set, first seed).
     base = scenario_text("conference")
     for frac in SENSITIVITY:
         name = f"conference-avqred{round(frac * 100)}-s{seeds[0]}"
-        text = with_aqm(base, aqm_table("avqred", 1500, frac), f"avqred-cap{frac:g}", duration,
-                        warmup)
+        text = with_aqm(
+            base, aqm_table("avqred", 1500, frac), f"avqred-cap{frac:g}", duration, warmup
+        )
         runs.append(Run(name, text, seeds[0]))
-        meta[name] = {"set": "conference", "aqm": "avqred", "seed": seeds[0], "capacity": frac,
-                      "variant": ""}
+        meta[name] = {
+            "set": "conference",
+            "aqm": "avqred",
+            "seed": seeds[0],
+            "capacity": frac,
+            "variant": "",
+        }
     for variant, (aqm, change, _) in VARIANTS.items():
         name = f"conference-{variant}-s{seeds[0]}"
         table = aqm_table(aqm, 1500, count_rejected=change != "count_rejected")
@@ -243,19 +256,32 @@ def reproduce(
         if change == "min_rto":
             text = re.sub(r"^\[tcp\]\n", '[tcp]\nmin_rto = "200 ms"\n', text, count=1, flags=re.M)
         runs.append(Run(name, text, seeds[0]))
-        meta[name] = {"set": "conference", "aqm": aqm, "seed": seeds[0], "capacity": 1.0,
-                      "variant": variant}
-    # The gateway's modelling alternatives (the first cell is Table 2's runs).
+        meta[name] = {
+            "set": "conference",
+            "aqm": aqm,
+            "seed": seeds[0],
+            "capacity": 1.0,
+            "variant": variant,
+        }
+    # The gateway's modelling alternatives, every seed (the first cell is
+    # Table 2's runs).
     cells = V.QUICK_CELLS if quick else V.CELLS
     for cell in cells[1:]:
         for aqm in V.AQMS:
             tag = "-".join(cell)
-            name = f"conference-{aqm}-{tag}-s{seeds[0]}"
-            text = V.apply(with_aqm(base, aqm_table(aqm, 1500), f"avqred-{aqm}-{tag}", duration,
-                                    warmup), cell)
-            runs.append(Run(name, text, seeds[0]))
-            meta[name] = {"set": "conference", "aqm": aqm, "seed": seeds[0], "capacity": 1.0,
-                          "variant": "cell:" + V.cell_name(cell)}
+            text = V.apply(
+                with_aqm(base, aqm_table(aqm, 1500), f"avqred-{aqm}-{tag}", duration, warmup), cell
+            )
+            for seed in seeds:
+                name = f"conference-{aqm}-{tag}-s{seed}"
+                runs.append(Run(name, text, seed))
+                meta[name] = {
+                    "set": "conference",
+                    "aqm": aqm,
+                    "seed": seed,
+                    "capacity": 1.0,
+                    "variant": "cell:" + V.cell_name(cell),
+                }
 
     folders = run_all(runs, out / "runs", workers=workers, progress=progress)
 
@@ -310,10 +336,22 @@ def reproduce(
     ]
     for w in SETS:
         for aqm in AQMS:
-            v = {c: agg(w, aqm, c)[0] for c in (
-                "tq_mean", "tq_std", "tq_above_max_th", "tq_below_min_th", "clustered_fraction",
-                "mean_run", "max_run", "drop_dispersion", "sync_per_s_mean", "sync_per_s_p95",
-                "sync_dispersion")}
+            v = {
+                c: agg(w, aqm, c)[0]
+                for c in (
+                    "tq_mean",
+                    "tq_std",
+                    "tq_above_max_th",
+                    "tq_below_min_th",
+                    "clustered_fraction",
+                    "mean_run",
+                    "max_run",
+                    "drop_dispersion",
+                    "sync_per_s_mean",
+                    "sync_per_s_p95",
+                    "sync_dispersion",
+                )
+            }
             qc.append(
                 f"| {w} | {LABEL[aqm]} | {v['tq_mean']:.1f} | {v['tq_std']:.1f} | "
                 f"{100 * v['tq_above_max_th']:.0f} % | {100 * v['tq_below_min_th']:.0f} % | "
@@ -350,46 +388,80 @@ def reproduce(
         sv.append(sens_row(label, first[first.variant == variant].iloc[0]))
     sens_md = "\n".join(sv) + "\n"
     write_text(out / "sensitivity.md", sens_md)
-    cell_rows = _cells(first, cells)
+    cell_rows = _cells(df[df.set == "conference"], cells)
     variants_md = V.table(cell_rows)
     write_text(out / "variants.md", variants_md)
 
     for w in SETS:
-        _figures(out, w, {a: satqm.Results.load(folders[f"{w}-{a}-s{seeds[0]}"])
-                          for a in ("red4", "avq", "avqred")}, warmup, duration)
+        _figures(
+            out,
+            w,
+            {
+                a: satqm.Results.load(folders[f"{w}-{a}-s{seeds[0]}"])
+                for a in ("red4", "avq", "avqred")
+            },
+            warmup,
+            duration,
+        )
 
-    report = _report(out, quick, seeds, warmup, duration, main, agg, table3, table4,
-                     queue_md, sens_md, first)
-    report += _variants_section(cell_rows, variants_md, seeds[0])
+    report = _report(
+        out, quick, seeds, warmup, duration, main, agg, table3, table4, queue_md, sens_md, first
+    )
+    report += _variants_section(cell_rows, variants_md, seeds)
     write_text(out / "REPORT.md", report)
-    write_json(out / "settings.json", {
-        "seeds": seeds, "warmup_s": warmup, "duration_s": duration,
-        "aqm_tables": {w: {a: aqm_table(a, SETS[w][1]) for a in AQMS} for w in SETS},
-    })
+    write_json(
+        out / "settings.json",
+        {
+            "seeds": seeds,
+            "warmup_s": warmup,
+            "duration_s": duration,
+            "aqm_tables": {w: {a: aqm_table(a, SETS[w][1]) for a in AQMS} for w in SETS},
+        },
+    )
     return out / "REPORT.md"
 
 
-def _cells(first: Any, cells: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """RED 4 and AVQRED of each cell, with the claims judged in the cell."""
+def _cells(conf: Any, cells: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """RED 4 and AVQRED of each cell (the conference set's runs ``conf``)
+    averaged over the seeds, with the claims judged in the cell on the
+    means and, for each seed, on that seed's runs alone."""
     rows = []
     for i, cell in enumerate(cells):
         tag = "" if i == 0 else "cell:" + V.cell_name(cell)
-        pick = {a: first[(first.aqm == a) & (first.variant == tag) & (first.capacity == 1.0)]
-                .iloc[0] for a in V.AQMS}
-        rows.append({
-            "cell": cell, **pick,
-            "claims": V.claims(pick["red4"], pick["avqred"]),
-            "distance": V.distance(pick["red4"], pick["avqred"], PAPER_TABLE3, PAPER_TABLE4),
-        })
+        runs = conf[conf.aqm.isin(V.AQMS) & (conf.variant == tag) & (conf.capacity == 1.0)]
+        mean = V.aggregate(runs)
+        red, aq = mean.loc["red4"], mean.loc["avqred"]
+        per_seed = []
+        for seed in sorted(set(runs.seed)):
+            pick = {a: runs[(runs.aqm == a) & (runs.seed == seed)].iloc[0] for a in V.AQMS}
+            per_seed.append(V.claims(pick["red4"], pick["avqred"]))
+        rows.append(
+            {
+                "cell": cell,
+                "red4": red,
+                "avqred": aq,
+                "per_seed": per_seed,
+                "claims": V.claims(red, aq),
+                "distance": V.distance(red, aq, PAPER_TABLE3, PAPER_TABLE4),
+            }
+        )
     return rows
 
 
-def _variants_section(rows: list[dict[str, Any]], table: str, seed: int) -> str:
+def _variants_section(rows: list[dict[str, Any]], table: str, seeds: list[int]) -> str:
     b = V.best(rows)
     base = rows[0]
     acct = "\n".join(f"- `{k}`: {v[1]}" for k, v in V.ACCOUNTING.items())
+    which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
+    note = (
+        ""
+        if len(seeds) == 1
+        else "Each figure is the mean over the seeds ± its 95 % confidence half-width. "
+        "Each claim is judged on the means; after the verdict, the number of seeds in "
+        "which the claim holds on that seed's runs alone.\n\n"
+    )
     return f"""
-## The gateway's modelling alternatives (conference set, seed {seed})
+## The gateway's modelling alternatives (conference set, {which})
 
 Each cell runs RED 4 and AVQRED with the servers' TCP profile, the PEP's
 scheduling of its backbone and the byte accounting across the gateway
@@ -399,7 +471,7 @@ the packaged scenarios' (the runs above). Accounting:
 {acct}
 
 {table}
-The claims are judged within each cell (AVQRED against RED 4, as above);
+{note}The claims are judged within each cell (AVQRED against RED 4, as above);
 "distance" is the mean absolute log ratio of RED 4's and AVQRED's 100 ms
 throughput std and drops to Tables 3 and 4 (0: the papers' numbers; 0.69:
 a factor of 2 on average).
@@ -415,9 +487,20 @@ scenarios use and why.
 """
 
 
-def _report(out: Path, quick: bool, seeds: list[int], warmup: float, duration: float,
-            main: Any, agg: Callable[[str, str, str], tuple[float, float]], table3: str,
-            table4: str, queue_md: str, sens_md: str, first: Any) -> str:
+def _report(
+    out: Path,
+    quick: bool,
+    seeds: list[int],
+    warmup: float,
+    duration: float,
+    main: Any,
+    agg: Callable[[str, str, str], tuple[float, float]],
+    table3: str,
+    table4: str,
+    queue_md: str,
+    sens_md: str,
+    first: Any,
+) -> str:
     claims: list[str] = []
 
     def claim(text: str, ok: bool, detail: str) -> None:
@@ -497,8 +580,8 @@ def _report(out: Path, quick: bool, seeds: list[int], warmup: float, duration: f
         )
     return f"""# AVQRED (Byun & Baras): the IP-over-satellite emulation in satqm
 
-Command: `satqm reproduce avqred{' --quick' if quick else ''} --out {out}`
-({len(seeds)} seed(s): {', '.join(map(str, seeds))}; each run {duration:g} s simulated,
+Command: `satqm reproduce avqred{" --quick" if quick else ""} --out {out}`
+({len(seeds)} seed(s): {", ".join(map(str, seeds))}; each run {duration:g} s simulated,
 measured over {warmup:g}-{duration:g} s; all 400 connections are open by 190 s).
 Scenarios: `scenarios/avqred/chapter.toml` (1,400-byte packets) and
 `scenarios/avqred/conference.toml` (1,500-byte packets), Table 2's AQM
@@ -611,8 +694,7 @@ def _figures(out: Path, which: str, res: dict[str, Any], warmup: float, duration
             ax.plot(w.index, w.queue_packets, lw=0.6)
             ax.axhspan(MIN_TH, MAX_TH, color="orange", alpha=0.15, lw=0)
             ax.set_xlim(lo, hi)
-            ax.set_title(f"{LABEL[aqm]}" + (" (50-150 s after ramp-up)" if col else ""),
-                         fontsize=9)
+            ax.set_title(f"{LABEL[aqm]}" + (" (50-150 s after ramp-up)" if col else ""), fontsize=9)
             if col == 0:
                 ax.set_ylabel("transmit queue (packets)")
     for ax in axes[-1]:
@@ -639,8 +721,10 @@ def _figures(out: Path, which: str, res: dict[str, Any], warmup: float, duration
             ax.vlines(np.nonzero(marks)[0], 0, 1, lw=0.5)
             ax.set_xlim(0, n)
             ax.set_yticks([])
-            ax.set_title(f"{LABEL[aqm]}: drops among {n:,} arriving packets "
-                         f"({int(marks.sum())} dropped)", fontsize=9)
+            ax.set_title(
+                f"{LABEL[aqm]}: drops among {n:,} arriving packets ({int(marks.sum())} dropped)",
+                fontsize=9,
+            )
     for ax in axes[-1]:
         ax.set_xlabel("n-th packet arriving at the receive queue")
     fig.tight_layout()
@@ -658,8 +742,11 @@ def _figures(out: Path, which: str, res: dict[str, Any], warmup: float, duration
         ax.axhline(LINK_BPS / 1e6, color="k", lw=0.5, ls=":")
         ax.set_ylabel("Mbit/s per 100 ms")
         ax.legend(fontsize=8, loc="lower right")
-    axes[0].set_title(f"Satellite-link utilization, {which} set (RED 4: chapter Fig. 6; "
-                      "AVQ and AVQRED: Fig. 7; conference Fig. 8)", fontsize=9)
+    axes[0].set_title(
+        f"Satellite-link utilization, {which} set (RED 4: chapter Fig. 6; "
+        "AVQ and AVQRED: Fig. 7; conference Fig. 8)",
+        fontsize=9,
+    )
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
     save(fig, f"utilization_{which}.png")

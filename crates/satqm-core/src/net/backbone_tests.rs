@@ -17,6 +17,8 @@ struct Events {
     /// TxDone times (several may share one).
     txdone: BTreeMap<(SimTime, u64), ()>,
     n: u64,
+    /// When each held packet entered the port.
+    entered: Vec<SimTime>,
 }
 
 impl PortSink for Events {
@@ -24,7 +26,9 @@ impl PortSink for Events {
         panic!("nothing is dropped behind backpressure: {reason:?}");
     }
     fn held_in_host(&mut self, _: &Packet) {}
-    fn left_host(&mut self, _: &Packet, _: SimTime) {}
+    fn left_host(&mut self, _: &Packet, now: SimTime) {
+        self.entered.push(now);
+    }
     fn flow_kind(&self, _: &Packet) -> FlowKind {
         FlowKind::Bulk
     }
@@ -130,4 +134,46 @@ fn framing_slows_the_link_by_its_overhead() {
     let (last, _) = *l.line.back().unwrap();
     assert_eq!(l.line.len(), 100);
     assert_eq!(last, SimTime::from_us(101_000 + 103 * 10)); // 1 byte/us
+}
+
+#[test]
+fn a_backbone_paced_above_the_link_rate_fills_the_queue() {
+    // 1,000 packets of 1,500 bytes offered at once; the pacer lets them in
+    // at 12 Mbit/s, the 10 Mbit/s link drains them: the 10-packet buffer
+    // fills while the transmitter is busy, and then stays full.
+    let (pace, rate) = (12_000_000, 10_000_000);
+    let mut l = link(
+        rate,
+        Held::new(HeldOrder::Fifo, Some(Rate(pace))),
+        Framing::default(),
+    );
+    let mut ev = Events::default();
+    for i in 0..1000 {
+        let mut p = Packet::new(i, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
+        p.size = 1500;
+        l.enqueue(LinkId(0), SimTime::ZERO, p, &mut [], None, &mut ev);
+    }
+    let mut longest = 0;
+    let mut starts = Vec::new();
+    while let Some(((t, _), ())) = ev.txdone.pop_first() {
+        let before = l.line.len();
+        l.tx_done(LinkId(0), t, &mut [], &mut ev);
+        if l.line.len() > before {
+            starts.push(t);
+        }
+        longest = longest.max(l.port.len());
+    }
+    assert_eq!(l.line.len(), 1000, "every packet is sent");
+    assert_eq!(longest, 10, "the queue reaches its buffer");
+    // The link never idles: each packet starts as the previous one ends.
+    let tx = Rate(rate).tx_time(1500);
+    assert!(starts.windows(2).all(|w| w[1] == w[0] + tx));
+    // Entries: never faster than the pacer, and at its pace (1 ms apart)
+    // while the buffer has room, transmitter busy or not.
+    let gap = Rate(pace).tx_time(1500);
+    assert!(ev.entered.windows(2).all(|w| w[1] >= w[0] + gap));
+    assert_eq!(ev.entered.len(), 999, "the first goes straight through");
+    for (k, &t) in ev.entered[..40].iter().enumerate() {
+        assert_eq!(t, SimTime((k as u64 + 1) * gap.ns()), "entry {k}");
+    }
 }

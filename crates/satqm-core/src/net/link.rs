@@ -196,7 +196,7 @@ impl Link {
             self.transmit(l, now, pkt, index, sink);
             self.port.wake_if_waiting(l, sink);
         }
-        self.port.rearm(l, sink);
+        self.port.rearm(l, now, sink);
     }
 
     /// Start serializing `pkt` now; it goes on the delay line at once with

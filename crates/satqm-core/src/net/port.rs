@@ -137,6 +137,10 @@ struct PortCold {
     held: Held,
     /// AQMs that monitor this port and hear of its departures.
     watchers: Vec<AqmId>,
+    /// When the pending `TxDone` fires, kept by a port with `backpressure`
+    /// (a paced port may also have stale ones pending later: see
+    /// [`Port::wake`]).
+    wake_at: SimTime,
 }
 
 /// One sampling interval of a port, read by the sampler.
@@ -396,7 +400,7 @@ impl Port {
             // time): keep their order.
             self.cold.held.push_back(pkt, index);
             sink.held_in_host(&pkt);
-            self.rearm(l, sink);
+            self.rearm(l, now, sink);
             return Admitted::Done;
         }
         if self.idle(now) {
@@ -438,10 +442,7 @@ impl Port {
                 enqueued_at: now,
             },
         );
-        if !self.txdone_pending {
-            self.txdone_pending = true;
-            sink.schedule(self.busy_until, Event::TxDone(l));
-        }
+        self.wake(l, self.busy_until, sink);
         Admitted::Done
     }
 
@@ -547,12 +548,16 @@ impl Port {
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) -> Option<(Packet, u64)> {
-        self.txdone_pending = false;
         if self.backpressure && self.cold.held.paced() {
-            if now < self.busy_until {
-                return None; // a pacer's wake-up while busy: see rearm
+            if now == self.cold.wake_at {
+                self.txdone_pending = false; // else a stale wake-up
             }
             self.admit_held(now, sink);
+            if now < self.busy_until {
+                return None; // the pacer's wake-up while busy: see rearm
+            }
+        } else {
+            self.txdone_pending = false;
         }
         loop {
             let mut q = self.queue.pop(now)?;
@@ -597,32 +602,56 @@ impl Port {
         }
     }
 
-    /// A paced port with no `TxDone` pending: wake at the end of the
-    /// serialization if packets wait, else when the pacer lets the next
-    /// held packet in.
+    /// A paced port: wake when the pacer lets the next held packet in (if
+    /// the buffer has room for it; the transmitter may be busy) or at the
+    /// end of the serialization if packets wait, whichever comes first.
     #[inline]
-    pub fn rearm(&mut self, l: LinkId, sink: &mut impl PortSink) {
-        if self.txdone_pending || !self.backpressure || !self.cold.held.paced() {
+    pub fn rearm(&mut self, l: LinkId, now: SimTime, sink: &mut impl PortSink) {
+        if !self.backpressure || !self.cold.held.paced() {
             return;
         }
-        let at = if self.queue.is_empty() {
-            match self.cold.held.next_release() {
-                Some(t) => t.max(self.busy_until),
-                None => return,
-            }
-        } else {
-            self.busy_until
+        let room = match self.cold.held.front_size() {
+            Some(size) => self.fits_size(size),
+            None => false,
         };
-        self.txdone_pending = true;
-        sink.schedule(at, Event::TxDone(l));
+        let release =
+            self.cold
+                .held
+                .next_release()
+                .map(|t| if room { t } else { t.max(self.busy_until) });
+        let at = match (self.queue.is_empty(), release) {
+            (true, None) => return,
+            (true, Some(t)) => t,
+            (false, None) => self.busy_until,
+            (false, Some(t)) => t.min(self.busy_until),
+        };
+        self.wake(l, at.max(now), sink);
     }
 
     /// If packets wait, schedule the transmitter's next `TxDone` for link `l`.
     pub fn wake_if_waiting(&mut self, l: LinkId, sink: &mut impl PortSink) {
         if !self.queue.is_empty() {
-            self.txdone_pending = true;
-            sink.schedule(self.busy_until, Event::TxDone(l));
+            self.wake(l, self.busy_until, sink);
         }
+    }
+
+    /// Schedule a `TxDone` for link `l` at `at` unless one is pending. A
+    /// paced port may need one before the pending one (its pacer lets a
+    /// packet in while the transmitter is busy); the later one then fires
+    /// as a stale wake-up, which [`Port::next_to_send`] tolerates: a paced
+    /// port starts a packet only once the transmitter is free.
+    #[inline]
+    fn wake(&mut self, l: LinkId, at: SimTime, sink: &mut impl PortSink) {
+        if self.txdone_pending
+            && (!self.backpressure || !self.cold.held.paced() || self.cold.wake_at <= at)
+        {
+            return;
+        }
+        self.txdone_pending = true;
+        if self.backpressure {
+            self.cold.wake_at = at;
+        }
+        sink.schedule(at, Event::TxDone(l));
     }
 
     /// Serialization of `size` bytes taking `tx` starts at `now`.
