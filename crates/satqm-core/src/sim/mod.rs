@@ -56,10 +56,35 @@ pub enum Endpoints {
     },
 }
 
+/// A flow (one connection, or one UDP or ATSP stream).
+///
+/// Laid out for the cache (`repr(C)`, one 64-byte line aligned): what every
+/// packet delivered to the flow reads comes first (its endpoints, timers
+/// and relays in the first line, its delivery count and origin in the
+/// second), the description of the flow after them.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Flow {
-    pub id: FlowId,
+    pub ends: Endpoints,
+    sender_timer: Option<SimTime>,
+    ack_timer: Option<SimTime>,
+    /// The relay this connection's receiver feeds.
+    relay_in: Option<RelayId>,
+    /// The relay that feeds this connection's sender.
+    relay_out: Option<RelayId>,
+    /// Payload bytes delivered in order to the receiving application.
+    pub delivered: u64,
+    /// When the receiver got the last byte of a finite transfer.
+    pub completed: Option<SimTime>,
+    /// The application to tell when the transfer has arrived.
+    owner: Option<AppId>,
+    /// The end-to-end flow this connection carries (itself unless it is a
+    /// segment a PEP opened).
+    pub origin: FlowId,
+    /// Its receiver is the final destination: deliveries count for `origin`.
+    pub last_hop: bool,
     pub kind: FlowKind,
+    pub id: FlowId,
     pub pair: u32,
     pub src: NodeId,
     pub dst: NodeId,
@@ -69,27 +94,9 @@ pub struct Flow {
     pub entry: u32,
     pub start: SimTime,
     pub stop: Option<SimTime>,
-    pub ends: Endpoints,
-    /// Payload bytes delivered in order to the receiving application.
-    pub delivered: u64,
     pub delivered_at_warmup: Option<u64>,
     /// `delivered` when the flow's application stopped it (its `stop`).
     pub delivered_at_stop: Option<u64>,
-    /// When the receiver got the last byte of a finite transfer.
-    pub completed: Option<SimTime>,
-    sender_timer: Option<SimTime>,
-    ack_timer: Option<SimTime>,
-    /// The end-to-end flow this connection carries (itself unless it is a
-    /// segment a PEP opened).
-    pub origin: FlowId,
-    /// Its receiver is the final destination: deliveries count for `origin`.
-    pub last_hop: bool,
-    /// The relay this connection's receiver feeds.
-    relay_in: Option<RelayId>,
-    /// The relay that feeds this connection's sender.
-    relay_out: Option<RelayId>,
-    /// The application to tell when the transfer has arrived.
-    owner: Option<AppId>,
 }
 
 impl Flow {
@@ -274,5 +281,20 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::Flow;
+    use std::mem::{offset_of, size_of};
+
+    /// A delivery reads the first line (endpoints, timers, relays) and the
+    /// start of the second.
+    #[test]
+    fn a_flow_keeps_its_per_packet_fields_in_front() {
+        assert_eq!(size_of::<Flow>(), 256);
+        assert_eq!(offset_of!(Flow, relay_out), 64);
+        assert!(offset_of!(Flow, last_hop) < 128);
     }
 }
