@@ -3,8 +3,7 @@
 //! propagation. The delay line is FIFO even when each packet's delay is
 //! drawn at random, so the event queue holds at most one arrival per link.
 
-use std::collections::VecDeque;
-
+use super::delay_line::DelayLine;
 use super::framing::Framing;
 use super::port::{Admitted, PlacedAqm, Port, PortSink};
 use crate::aqm::QueueView;
@@ -46,22 +45,23 @@ impl DelayModel {
 ///
 /// Laid out for the cache (`repr(C)`, aligned to a 64-byte line): with
 /// thousands of flows every hop is a cache miss, so the fields a packet
-/// touches come first, in the order it touches them. Line 1: the delay
-/// line, rate, delay, ends and flags (every hop; an arrival reads nothing
-/// else); lines 2 and 3: the port (`port.rs`: line 2 when the port is
-/// idle, line 3 when packets wait); line 4 and the box: the name and what
-/// only random, lossy or framed links need.
+/// touches come first, in the order it touches them. Lines 1 and 2: the
+/// delay line (its head packet inline) and the far end: everything an
+/// arrival reads. Line 3: rate, delay, near end and flags, then the name
+/// and the box of what only random, lossy or framed links need; lines 4
+/// and 5: the port (`port.rs`: line 4 when the port is idle, line 5 when
+/// packets wait).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Link {
     /// Packets being serialized or propagating, with their arrival times at
     /// the far end (non-decreasing).
-    pub line: VecDeque<(SimTime, Packet)>,
+    pub line: DelayLine,
+    pub to: NodeId,
+    pub from: NodeId,
     pub rate: Rate,
     /// The propagation delay (the least one with random delays).
     delay: SimTime,
-    pub from: NodeId,
-    pub to: NodeId,
     /// Whether a packet capture records this link: the transmitter tells
     /// the sink of every packet it sends.
     pub captured: bool,
@@ -69,9 +69,9 @@ pub struct Link {
     special: bool,
     /// Whether the periodic sampler records this link.
     pub monitored: bool,
-    pub port: Port,
     pub name: String,
     extra: Box<LinkExtra>,
+    pub port: Port,
 }
 
 /// What only a link with random delays, erasures or framing reads.
@@ -116,7 +116,7 @@ impl Link {
             framing: Framing::default(),
         });
         Link {
-            line: VecDeque::new(),
+            line: DelayLine::default(),
             rate,
             delay: delay.min(),
             from,
@@ -269,15 +269,16 @@ mod tests {
     use super::*;
     use std::mem::{align_of, offset_of, size_of};
 
-    /// The layout the hop relies on: four cache lines, the hop's fields in
-    /// the first, the port's per-packet fields in the next two.
+    /// The layout the hop relies on: five cache lines, what an arrival
+    /// reads in the first two, the port's per-packet fields in the last two.
     #[test]
-    fn a_link_is_four_cache_lines_with_the_hop_in_front() {
+    fn a_link_is_five_cache_lines_with_the_arrival_in_front() {
         assert_eq!(align_of::<Link>(), 64);
-        assert_eq!(size_of::<Link>(), 256);
-        assert!(offset_of!(Link, monitored) < 64);
-        assert_eq!(offset_of!(Link, port), 64);
+        assert_eq!(size_of::<Link>(), 320);
+        assert!(offset_of!(Link, line) + size_of::<DelayLine>() <= 128);
+        assert!(offset_of!(Link, to) + size_of::<NodeId>() <= 128);
+        assert!(offset_of!(Link, monitored) < 192);
+        assert_eq!(offset_of!(Link, port), 192);
         assert_eq!(size_of::<Port>(), 128);
-        assert!(offset_of!(Link, name) >= 192);
     }
 }

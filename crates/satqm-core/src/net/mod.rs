@@ -6,6 +6,7 @@
 //! the transmitter puts it on the delay line (`link.rs`); at the far end the
 //! simulation forwards it by [`Routes`] or delivers it.
 
+pub mod delay_line;
 pub mod drop;
 pub mod framing;
 pub mod held;
@@ -13,6 +14,7 @@ pub mod link;
 pub mod port;
 pub mod routing;
 
+pub use delay_line::DelayLine;
 pub use drop::DropReason;
 pub use framing::Framing;
 pub use held::{Held, HeldOrder};

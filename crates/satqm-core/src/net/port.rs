@@ -170,7 +170,7 @@ pub struct PortSample {
 /// queue's length), the second what a packet that waits adds (the queue,
 /// its bytes, the limit); the rest is behind `cold`.
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Port {
     /// End of the current (or last) serialization.
     busy_until: SimTime,
