@@ -183,6 +183,23 @@ impl EventQueue {
         }
     }
 
+    /// The first two network events (transmissions and arrivals), if any:
+    /// the next event or one soon after it, and the one after that.
+    #[inline]
+    pub fn peek_network(&self) -> (Option<Event>, Option<Event>) {
+        let v = &self.net.v;
+        let second = v
+            .get(1..v.len().min(ARITY + 1))
+            .and_then(|children| children.iter().min_by_key(|e| e.key()));
+        (v.first().map(|e| e.event), second.map(|e| e.event))
+    }
+
+    /// The first of the timers, if any.
+    #[inline]
+    pub fn peek_timer(&self) -> Option<Event> {
+        self.timers.v.first().map(|e| e.event)
+    }
+
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
         match (self.net.v.first(), self.timers.v.first()) {

@@ -33,6 +33,7 @@ pub mod engine;
 pub mod error;
 pub mod fluid;
 pub mod gateway;
+pub mod hint;
 pub mod ids;
 pub mod net;
 pub mod packet;

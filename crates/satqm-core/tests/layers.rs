@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 /// Layers from the bottom; a module may use its own layer and those below.
 const LAYERS: &[&[&str]] = &[
-    &["time", "units", "ids", "rng", "error", "packet", "engine"],
+    &[
+        "time", "units", "ids", "rng", "error", "packet", "engine", "hint",
+    ],
     &["queue", "fluid"],
     &["aqm"],
     &["net"],

@@ -68,6 +68,16 @@ impl Routes {
     }
 
     /// The link `at` forwards packets for `dst` on, if `dst` is reachable.
+    /// Where [`next_hop`](Self::next_hop) from a router (a node with more
+    /// than one link out) looks `dst` up, to prefetch it; `None` elsewhere.
+    #[inline]
+    pub fn entry(&self, at: NodeId, dst: NodeId) -> Option<&u32> {
+        match self.single.get(at.idx()) {
+            Some(&MULTI) => self.table.get(self.row[at.idx()] as usize + dst.idx()),
+            _ => None,
+        }
+    }
+
     #[inline]
     pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
         if at == dst {

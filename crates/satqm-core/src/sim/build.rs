@@ -92,6 +92,7 @@ impl Simulation {
             servers: distinct(built.pairs.iter().map(|p| p.0)),
             clients: distinct(built.pairs.iter().map(|p| p.1)),
             warmup_pending: true,
+            prefetch_min_links: super::PREFETCH_MIN_LINKS,
             aqms: Vec::new(),
             peps: Vec::new(),
             relays: Vec::new(),
