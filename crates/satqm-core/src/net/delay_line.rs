@@ -1,12 +1,14 @@
 //! A link's delay line: the packets being serialized or propagating, with
 //! their arrival times at the far end, first to arrive first.
 //!
-//! The packet at the head is kept inline, in the link's own cache lines,
-//! and only the packets behind it in a ring buffer of their own. An arrival
-//! reads the head; with many flows most links carry one packet at a time,
-//! so the arrival then finds everything it needs in the link itself instead
-//! of loading the link and then, in a second dependent cache miss, the
-//! ring buffer the link points to.
+//! A packet that finds the line empty is kept inline, in the link's own
+//! cache lines; packets behind it, and every packet until the line has run
+//! empty again, go to a ring buffer of their own. With many flows most
+//! links carry one packet at a time, so an arrival finds everything it
+//! needs in the link itself instead of loading the link and then, in a
+//! second dependent cache miss, the ring buffer the link points to. A busy
+//! line is served from the ring alone, and no packet is moved from one to
+//! the other.
 
 use std::collections::VecDeque;
 
@@ -19,53 +21,69 @@ pub type OnLine = (SimTime, Packet);
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct DelayLine {
-    /// The packets behind the head, in order.
-    rest: VecDeque<OnLine>,
-    /// The next packet to arrive; `None` only when the line is empty.
-    head: Option<OnLine>,
+    /// The packets after `inline` (all of them if it is empty), in order.
+    ring: VecDeque<OnLine>,
+    /// The first packet, if it came to an empty line.
+    inline: Option<OnLine>,
 }
 
 impl DelayLine {
     #[inline]
     pub fn push_back(&mut self, item: OnLine) {
-        if self.head.is_none() {
-            debug_assert!(self.rest.is_empty());
-            self.head = Some(item);
+        if self.inline.is_none() && self.ring.is_empty() {
+            self.inline = Some(item);
         } else {
-            self.rest.push_back(item);
+            self.ring.push_back(item);
         }
     }
 
     #[inline]
     pub fn pop_front(&mut self) -> Option<OnLine> {
-        let head = self.head.take()?;
-        // `pop_front` of an empty ring reads only its length, which is here.
-        self.head = self.rest.pop_front();
-        Some(head)
+        match self.inline.take() {
+            Some(first) => Some(first),
+            None => self.ring.pop_front(),
+        }
     }
 
     #[inline]
     pub fn front(&self) -> Option<&OnLine> {
-        self.head.as_ref()
+        self.inline.as_ref().or_else(|| self.ring.front())
+    }
+
+    /// The first packet if it is kept in the link itself (reading it costs
+    /// no cache miss beyond the link's own).
+    #[inline]
+    pub fn inline_front(&self) -> Option<&OnLine> {
+        self.inline.as_ref()
+    }
+
+    /// Where the first packet is if it is in the ring: an address to
+    /// prefetch (reading it may miss the cache).
+    #[inline]
+    pub fn ring_front(&self) -> Option<&OnLine> {
+        match self.inline {
+            Some(_) => None,
+            None => self.ring.front(),
+        }
     }
 
     pub fn back(&self) -> Option<&OnLine> {
-        self.rest.back().or(self.head.as_ref())
+        self.ring.back().or(self.inline.as_ref())
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        usize::from(self.head.is_some()) + self.rest.len()
+        usize::from(self.inline.is_some()) + self.ring.len()
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.head.is_none()
+        self.inline.is_none() && self.ring.is_empty()
     }
 
     /// The packets in arrival order.
     pub fn iter(&self) -> impl Iterator<Item = &OnLine> {
-        self.head.iter().chain(self.rest.iter())
+        self.inline.iter().chain(self.ring.iter())
     }
 }
 

@@ -277,10 +277,11 @@ impl Simulation {
     /// one is handled: with many flows the state is far larger than the
     /// caches and a packet's cost is mostly waiting for memory. In two
     /// stages: the link of the arrival after next (its first two cache
-    /// lines: the delay line's head and the far end), and for the next
-    /// arrival, whose link the previous event asked for, what its packet
-    /// reads next (the flow it is delivered to, or the routing entry that
-    /// forwards it); and the flow of the next timer. Hints only: they
+    /// lines: the delay line's inline packet and the far end), and for the
+    /// next arrival, whose link the previous event asked for, what its
+    /// packet reads next (the flow it is delivered to, or the routing entry
+    /// that forwards it; or, if the packet is in the line's ring, the
+    /// packet); and the flow of the next timer. Hints only: they
     /// change no result. (Not inlined: in the run loop it would change
     /// what the compiler inlines there, at a cost to small networks.)
     #[inline(never)]
@@ -293,7 +294,7 @@ impl Simulation {
         }
         if let Some(Event::Arrive(l)) = next {
             if let Some(link) = self.links.get(l.idx()) {
-                if let Some((_, p)) = link.line.front() {
+                if let Some((_, p)) = link.line.inline_front() {
                     if p.dst == link.to {
                         if let Some(flow) = self.flows.get(p.flow.idx()) {
                             hint::prefetch(flow, 2);
@@ -301,6 +302,8 @@ impl Simulation {
                     } else if let Some(e) = self.routes.entry(link.to, p.dst) {
                         hint::prefetch(e, 1);
                     }
+                } else if let Some(first) = link.line.ring_front() {
+                    hint::prefetch(first, 2);
                 }
             }
         }
