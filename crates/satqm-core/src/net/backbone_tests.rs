@@ -64,7 +64,7 @@ fn run(l: &mut Link, n: u64) -> Vec<(SimTime, Packet)> {
     let mut starts = Vec::new();
     let record = |l: &mut Link, out: &mut Vec<(SimTime, Packet)>| {
         while let Some((end, p)) = l.line.pop_front() {
-            let wire = l.rate.tx_time(p.size); // start = end - own time
+            let wire = l.rate().tx_time(p.size); // start = end - own time
             out.push((end - wire, p));
         }
     };

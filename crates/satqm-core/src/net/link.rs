@@ -59,9 +59,14 @@ pub struct Link {
     pub line: DelayLine,
     pub to: NodeId,
     pub from: NodeId,
-    pub rate: Rate,
+    rate: Rate,
     /// The propagation delay (the least one with random delays).
     delay: SimTime,
+    /// The serialization time of the last packet sent at the link's rate,
+    /// and its size: most links carry packets of one size (data one way,
+    /// ACKs the other), so this spares a division per packet.
+    last_tx: SimTime,
+    last_size: u32,
     /// Whether a packet capture records this link: the transmitter tells
     /// the sink of every packet it sends.
     pub captured: bool,
@@ -119,6 +124,8 @@ impl Link {
             line: DelayLine::default(),
             rate,
             delay: delay.min(),
+            last_tx: rate.tx_time(0),
+            last_size: 0,
             from,
             to,
             captured: false,
@@ -128,6 +135,12 @@ impl Link {
             name,
             extra,
         }
+    }
+
+    /// The link's rate.
+    #[inline]
+    pub fn rate(&self) -> Rate {
+        self.rate
     }
 
     /// Count `framing` at this link's rate (before any packet is sent).
@@ -216,9 +229,11 @@ impl Link {
                 None => return,
             }
         } else {
-            let end = self
-                .port
-                .start_tx(now, self.rate.tx_time(pkt.size), pkt.size);
+            if pkt.size != self.last_size {
+                self.last_size = pkt.size;
+                self.last_tx = self.rate.tx_time(pkt.size);
+            }
+            let end = self.port.start_tx(now, self.last_tx, pkt.size);
             if self.captured {
                 sink.transmitted(&pkt, false);
             }

@@ -153,7 +153,7 @@ impl Simulation {
                 .into());
             }
             let aqm = a.params.build(
-                self.links[monitor.idx()].rate.bps(),
+                self.links[monitor.idx()].rate().bps(),
                 self.links[at.idx()].port.limit(),
             );
             if let AqmParams::RedTail(p) = &a.params {
@@ -169,8 +169,8 @@ impl Simulation {
                     )
                     .into());
                 }
-                let split = p.split(link.rate.bps(), &format!("aqm[{i}]"))?;
-                let vqs = ParallelQueues::new(split, link.rate);
+                let split = p.split(link.rate().bps(), &format!("aqm[{i}]"))?;
+                let vqs = ParallelQueues::new(split, link.rate());
                 link.port.set_buffer(Buffer::parallel_queues(vqs));
             }
             if let Some(iv) = aqm.timer_interval() {

@@ -53,7 +53,7 @@ impl Simulation {
                 let link = &mut self.links[l.idx()];
                 link.captured = true;
                 let ends = (link.from.0, link.to.0);
-                (l, link.name.clone(), ends, link.rate.bps())
+                (l, link.name.clone(), ends, link.rate().bps())
             })
             .collect();
         self.taps.captures = Captures::new(spec, self.links.len(), &links);

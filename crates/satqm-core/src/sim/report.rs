@@ -315,7 +315,7 @@ impl Simulation {
             retransmits_total: flows.iter().map(|f| f.retransmits).sum(),
             timeouts_total: flows.iter().map(|f| f.timeouts).sum(),
             bottleneck_packets: bl.port.tx_packets_total(),
-            bottleneck_rate_bps: bl.rate.bps(),
+            bottleneck_rate_bps: bl.rate().bps(),
             packets_created: self.packet_counts().created,
             events: self.events_processed(),
             drop_log_full_s: self.losses.log_full_at.map(SimTime::secs_f64),
