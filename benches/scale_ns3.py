@@ -222,6 +222,16 @@ def run_child(
         }
 
 
+def scenario(bench: Path, n: int, rate: int, secs: int) -> str:
+    """The scale bench's scenario for a point, as TOML."""
+    return subprocess.run(
+        [str(bench), "--scenario", str(n), str(rate), str(secs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
 def measure_satqm(bench: Path, n: int, rate: int, secs: int, repeat: int) -> dict:
     """The scale bench's case, ``repeat`` times; the run with the median CPU."""
     runs = []
@@ -324,12 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = scale_bench()
     if args.list:
         for n, rate, secs in args.points:
-            toml = subprocess.run(
-                [str(bench), "--scenario", str(n), str(rate), str(secs)],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
+            toml = scenario(bench, n, rate, secs)
             print(f"{n} flows, {_rate(rate)}, {secs} s: {json.dumps(ns3_params(toml))}")
         return 0
     from satqm.validation.ns3 import build
@@ -337,12 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     binary = args.ns3_binary or build.ensure_binary()
     print(HEADER, flush=True)
     for n, rate, secs in args.points:
-        toml = subprocess.run(
-            [str(bench), "--scenario", str(n), str(rate), str(secs)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        toml = scenario(bench, n, rate, secs)
         params = ns3_params(toml)
         point = {
             "flows": n,

@@ -30,7 +30,7 @@ pub struct DelayLine {
 impl DelayLine {
     #[inline]
     pub fn push_back(&mut self, item: OnLine) {
-        if self.inline.is_none() && self.ring.is_empty() {
+        if self.is_empty() {
             self.inline = Some(item);
         } else {
             self.ring.push_back(item);

@@ -46,11 +46,11 @@ impl DelayModel {
 /// Laid out for the cache (`repr(C)`, aligned to a 64-byte line): with
 /// thousands of flows every hop is a cache miss, so the fields a packet
 /// touches come first, in the order it touches them. Lines 1 and 2: the
-/// delay line (the packet that found it empty kept inline) and the far
-/// end: everything an arrival on a quiet link reads. Line 3: rate, delay, near end and flags, then the name
-/// and the box of what only random, lossy or framed links need; lines 4
-/// and 5: the port (`port.rs`: line 4 when the port is idle, line 5 when
-/// packets wait).
+/// delay line (the packet that found it empty kept inline) and the two
+/// ends: everything an arrival on a quiet link reads. Line 3: rate, delay,
+/// the last serialization time, the flags, the name and the box of what
+/// only random, lossy or framed links need. Lines 4 and 5: the port
+/// (`port.rs`: line 4 when the port is idle, line 5 when packets wait).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Link {

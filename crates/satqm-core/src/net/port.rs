@@ -548,7 +548,7 @@ impl Port {
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) -> Option<(Packet, u64)> {
-        if self.backpressure && self.cold.held.paced() {
+        if self.paced() {
             if now == self.cold.wake_at {
                 self.txdone_pending = false; // else a stale wake-up
             }
@@ -602,12 +602,20 @@ impl Port {
         }
     }
 
+    /// Whether held-back packets enter at a pacer's pace (only a port with
+    /// `backpressure` holds any; its flag spares the others a look at
+    /// `cold`).
+    #[inline]
+    fn paced(&self) -> bool {
+        self.backpressure && self.cold.held.paced()
+    }
+
     /// A paced port: wake when the pacer lets the next held packet in (if
     /// the buffer has room for it; the transmitter may be busy) or at the
     /// end of the serialization if packets wait, whichever comes first.
     #[inline]
     pub fn rearm(&mut self, l: LinkId, now: SimTime, sink: &mut impl PortSink) {
-        if !self.backpressure || !self.cold.held.paced() {
+        if !self.paced() {
             return;
         }
         let room = match self.cold.held.front_size() {
@@ -642,9 +650,7 @@ impl Port {
     /// port starts a packet only once the transmitter is free.
     #[inline]
     fn wake(&mut self, l: LinkId, at: SimTime, sink: &mut impl PortSink) {
-        if self.txdone_pending
-            && (!self.backpressure || !self.cold.held.paced() || self.cold.wake_at <= at)
-        {
+        if self.txdone_pending && (!self.paced() || self.cold.wake_at <= at) {
             return;
         }
         self.txdone_pending = true;

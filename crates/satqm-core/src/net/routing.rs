@@ -67,27 +67,33 @@ impl Routes {
         Routes { single, row, table }
     }
 
-    /// The link `at` forwards packets for `dst` on, if `dst` is reachable.
     /// Where [`next_hop`](Self::next_hop) from a router (a node with more
     /// than one link out) looks `dst` up, to prefetch it; `None` elsewhere.
     #[inline]
     pub fn entry(&self, at: NodeId, dst: NodeId) -> Option<&u32> {
         match self.single.get(at.idx()) {
-            Some(&MULTI) => self.table.get(self.row[at.idx()] as usize + dst.idx()),
+            Some(&MULTI) => self.table.get(self.cell(at, dst)),
             _ => None,
         }
     }
 
+    /// The link `at` forwards packets for `dst` on, if `dst` is reachable.
     #[inline]
     pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
         if at == dst {
             return None;
         }
         let l = match self.single[at.idx()] {
-            MULTI => self.table[self.row[at.idx()] as usize + dst.idx()],
+            MULTI => self.table[self.cell(at, dst)],
             s => s,
         };
         (l != NONE).then_some(LinkId(l))
+    }
+
+    /// Router `at`'s entry for `dst` in `table`.
+    #[inline]
+    fn cell(&self, at: NodeId, dst: NodeId) -> usize {
+        self.row[at.idx()] as usize + dst.idx()
     }
 }
 
