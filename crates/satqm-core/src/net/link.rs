@@ -137,6 +137,14 @@ impl Link {
         }
     }
 
+    /// The longest delay a packet can get.
+    pub fn max_delay(&self) -> SimTime {
+        match self.extra.delay {
+            DelayModel::Fixed(d) => d,
+            DelayModel::Uniform(_, hi) => hi,
+        }
+    }
+
     /// The link's rate.
     #[inline]
     pub fn rate(&self) -> Rate {

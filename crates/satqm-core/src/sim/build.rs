@@ -58,12 +58,13 @@ impl Simulation {
             .map(|i| LinkId(i as u32))
             .unwrap_or(LinkId(0));
 
+        let horizon = built.links.iter().map(|l| l.max_delay()).max();
         let mut sim = Simulation {
             now: SimTime::ZERO,
             end: scenario.duration,
             warmup: scenario.warmup,
             sample_interval: scenario.sample_interval,
-            queue: EventQueue::new(),
+            queue: EventQueue::new(horizon.unwrap_or(SimTime::ZERO)),
             node_names: built.node_names,
             links: built.links,
             routes,

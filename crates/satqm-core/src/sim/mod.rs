@@ -258,10 +258,10 @@ impl Simulation {
     /// budget ran out first.
     fn run_events(&mut self, limit: SimTime, max_events: u64, n: &mut u64) -> Result<bool> {
         let ahead = self.links.len() >= self.prefetch_min_links;
-        // A popped event leaves its place in the heap for the next one
+        // A popped event leaves its place in a heap for the next one
         // scheduled (fewer instructions: 8 % on the gateway), except where
         // the loop prefetches: on a heap far larger than the caches, the
-        // refill at once measured faster.
+        // refill at once measured faster (see `engine`).
         while *n < max_events {
             let Some((time, ev)) = self.queue.pop_until(limit, !ahead) else {
                 return Ok(true);
