@@ -63,9 +63,9 @@ enum Net {
 /// From this many pending network events on, a calendar; under
 /// [`HEAP_BELOW`], a heap again. A heap of a few dozen events is two or
 /// three levels deep and cheaper than sorting slots; past that, the
-/// calendar's slots cost less than the heap's levels (measured: on the
-/// dumbbell, with 10 to 15 events pending, the calendar was 2-10 % slower;
-/// on the gateway, with about 70, 7 % faster; with 100,000 flows, 9 %).
+/// calendar's slots cost less than the heap's levels (BENCHMARKS.md, "The
+/// event queue": the dumbbell keeps 10 to 15 network events pending, the
+/// gateway about 70).
 const CALENDAR_FROM: usize = 48;
 const HEAP_BELOW: usize = 16;
 
@@ -121,25 +121,30 @@ impl Net {
     /// event is due before.
     #[cold]
     fn rebalance(&mut self, now: SimTime, horizon: SimTime) {
-        match self {
-            Net::Heap(h) if h.len() >= CALENDAR_FROM => {
+        let switch = match self {
+            Net::Heap(h) => h.len() >= CALENDAR_FROM,
+            Net::Calendar(c) => c.len() < HEAP_BELOW,
+        };
+        if !switch {
+            return;
+        }
+        *self = match std::mem::replace(self, Net::Heap(Heap::default())) {
+            Net::Heap(mut h) => {
                 h.settle();
                 let mut c = Calendar::new(horizon, now);
-                for e in std::mem::take(&mut h.v) {
+                for e in h.v {
                     c.push(e);
                 }
-                *self = Net::Calendar(Box::new(c));
+                Net::Calendar(Box::new(c))
             }
-            Net::Calendar(c) if c.len() < HEAP_BELOW => {
-                let c = std::mem::replace(c, Box::new(Calendar::new(horizon, now)));
+            Net::Calendar(c) => {
                 let mut h = Heap::default();
                 for e in c.drain() {
                     h.push(e);
                 }
-                *self = Net::Heap(h);
+                Net::Heap(h)
             }
-            _ => {}
-        }
+        };
     }
 }
 
