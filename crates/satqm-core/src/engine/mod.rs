@@ -1,6 +1,6 @@
 //! The event queue: events ordered by `(time, sequence)` (see
-//! [`EventQueue`]): the timers in a 4-ary heap (`heap.rs`), the network's
-//! events in a heap or, while many are pending, a calendar queue
+//! [`EventQueue`]): the timers and the network's events apart, each in a
+//! 4-ary heap (`heap.rs`) or, while many are pending, a calendar queue
 //! (`calendar.rs`).
 //!
 //! Ties in time resolve in insertion order, so a run is a pure function of
@@ -46,42 +46,64 @@ pub enum AppTimer {
     Tick,
 }
 
-/// Events popped between two looks at the number of pending network
-/// events ([`Net::rebalance`]; a power of two).
+/// Events popped between two looks at the number of pending events
+/// ([`Pending::rebalance`]; a power of two).
 const REBALANCE_EVERY: u64 = 1 << 16;
 
-/// The network's events: in a heap while few are pending (a handful of
-/// links busy at a time), in a calendar while many are. Both give the
-/// same order; the queue moves its events from one to the other as their
-/// number changes (see [`Net::rebalance`]).
+/// The pending events of one queue (the network's, or the timers): in a
+/// heap while few are pending, in a calendar while many are. Both give
+/// the same order; the queue moves its events from one to the other as
+/// their number changes (see [`Pending::rebalance`]).
 #[derive(Debug)]
-enum Net {
+enum Pending {
     Heap(Heap),
     Calendar(Box<Calendar>),
 }
 
-/// From this many pending network events on, a calendar; under
-/// [`HEAP_BELOW`], a heap again. A heap of a few dozen events is two or
-/// three levels deep and cheaper than sorting slots; past that, the
-/// calendar's slots cost less than the heap's levels (BENCHMARKS.md, "The
-/// event queue": the dumbbell keeps 10 to 15 network events pending, the
-/// gateway about 70).
-const CALENDAR_FROM: usize = 48;
-const HEAP_BELOW: usize = 16;
+/// When a queue of events moves to a calendar and back: from `from`
+/// pending events on, and under `below`.
+#[derive(Clone, Copy, Debug)]
+struct Switch {
+    from: usize,
+    below: usize,
+}
 
-impl Net {
+/// The network's events: a heap of a few dozen events is two or three
+/// levels deep and cheaper than sorting slots; past that, the calendar's
+/// slots cost less than the heap's levels (BENCHMARKS.md, "The event
+/// queue": the dumbbell keeps 10 to 15 network events pending, the gateway
+/// about 70).
+const NET_SWITCH: Switch = Switch {
+    from: 48,
+    below: 16,
+};
+
+/// The timers, which are popped far less often than the network's events:
+/// a calendar pays only once their heap outgrows the caches (100,000
+/// connections keep about 117,000 timers pending; the gateway, about 500).
+const TIMER_SWITCH: Switch = Switch {
+    from: 1 << 12,
+    below: 1 << 10,
+};
+
+/// How far ahead the timers' calendar reaches (retransmission and
+/// delayed-ACK timers are due within about a second; later ones wait in
+/// its heap).
+const TIMER_HORIZON: SimTime = SimTime(1_000_000_000);
+
+impl Pending {
     fn len(&self) -> usize {
         match self {
-            Net::Heap(h) => h.len(),
-            Net::Calendar(c) => c.len(),
+            Pending::Heap(h) => h.len(),
+            Pending::Calendar(c) => c.len(),
         }
     }
 
     #[inline(always)]
     fn push(&mut self, e: Entry) {
         match self {
-            Net::Heap(h) => h.push(e),
-            Net::Calendar(c) => c.push(e),
+            Pending::Heap(h) => h.push(e),
+            Pending::Calendar(c) => c.push(e),
         }
     }
 
@@ -89,11 +111,11 @@ impl Net {
     #[inline(always)]
     fn head(&mut self) -> Option<&Entry> {
         match self {
-            Net::Heap(h) => {
+            Pending::Heap(h) => {
                 h.settle();
                 h.v.first()
             }
-            Net::Calendar(c) => c.head(),
+            Pending::Calendar(c) => c.head(),
         }
     }
 
@@ -102,47 +124,47 @@ impl Net {
     #[inline]
     fn pop(&mut self, hole: bool) -> Entry {
         match self {
-            Net::Heap(h) if hole => h.take(),
-            Net::Heap(h) => h.pop(),
-            Net::Calendar(c) => c.pop(),
+            Pending::Heap(h) if hole => h.take(),
+            Pending::Heap(h) => h.pop(),
+            Pending::Calendar(c) => c.pop(),
         }
     }
 
     #[inline]
     fn next_two(&self) -> (Option<&Entry>, Option<&Entry>) {
         match self {
-            Net::Heap(h) => h.next_two(),
-            Net::Calendar(c) => c.next_two(),
+            Pending::Heap(h) => h.next_two(),
+            Pending::Calendar(c) => c.next_two(),
         }
     }
 
     /// Move the events into a calendar (with slots reaching `horizon`
-    /// ahead) or back into a heap if their number calls for it. `now`: no
-    /// event is due before.
+    /// ahead) or back into a heap if their number calls for it (`at`).
+    /// `now`: no event is due before.
     #[cold]
-    fn rebalance(&mut self, now: SimTime, horizon: SimTime) {
+    fn rebalance(&mut self, now: SimTime, horizon: SimTime, at: Switch) {
         let switch = match self {
-            Net::Heap(h) => h.len() >= CALENDAR_FROM,
-            Net::Calendar(c) => c.len() < HEAP_BELOW,
+            Pending::Heap(h) => h.len() >= at.from,
+            Pending::Calendar(c) => c.len() < at.below,
         };
         if !switch {
             return;
         }
-        *self = match std::mem::replace(self, Net::Heap(Heap::default())) {
-            Net::Heap(mut h) => {
+        *self = match std::mem::replace(self, Pending::Heap(Heap::default())) {
+            Pending::Heap(mut h) => {
                 h.settle();
                 let mut c = Calendar::new(horizon, now);
                 for e in h.v {
                     c.push(e);
                 }
-                Net::Calendar(Box::new(c))
+                Pending::Calendar(Box::new(c))
             }
-            Net::Calendar(c) => {
+            Pending::Calendar(c) => {
                 let mut h = Heap::default();
                 for e in c.drain() {
                     h.push(e);
                 }
-                Net::Heap(h)
+                Pending::Heap(h)
             }
         };
     }
@@ -150,11 +172,11 @@ impl Net {
 
 /// Pending events, popped in `(time, seq)` order.
 ///
-/// Two queues share one sequence counter: the timers of the TCP endpoints
-/// (one or two per connection) and of the applications (a web client's
-/// think time, the next arrival of a Poisson process), mostly far in the
-/// future, in a heap; and the network's events (the links' transmitters
-/// and delay lines, the sampler, the AQMs' updates) in a [`Net`]. With
+/// Two queues share one sequence counter, each a [`Pending`]: the timers
+/// of the TCP endpoints (one or two per connection) and of the
+/// applications (a web client's think time, the next arrival of a Poisson
+/// process), mostly far in the future; and the network's events (the
+/// links' transmitters and delay lines, the sampler, the AQMs' updates). With
 /// many connections or web clients the timers are most of the pending
 /// events but a small share of the popped ones, so keeping them apart
 /// keeps the queue that serves nearly every event small. The order of
@@ -162,10 +184,10 @@ impl Net {
 /// goes first.
 #[derive(Debug)]
 pub struct EventQueue {
-    net: Net,
+    net: Pending,
     /// The longest delay of a link: how far ahead a calendar's slots reach.
     horizon: SimTime,
-    timers: Heap,
+    timers: Pending,
     next_seq: u64,
     processed: u64,
 }
@@ -174,9 +196,9 @@ impl EventQueue {
     /// A queue for a network whose longest link delay is `horizon`.
     pub fn new(horizon: SimTime) -> Self {
         EventQueue {
-            net: Net::Heap(Heap::default()),
+            net: Pending::Heap(Heap::default()),
             horizon,
-            timers: Heap::default(),
+            timers: Pending::Heap(Heap::default()),
             next_seq: 0,
             processed: 0,
         }
@@ -202,8 +224,7 @@ impl EventQueue {
         if self.processed & (REBALANCE_EVERY - 1) == 0 {
             self.rebalance();
         }
-        self.timers.settle();
-        let (from_net, time) = match (self.net.head(), self.timers.v.first()) {
+        let (from_net, time) = match (self.net.head(), self.timers.head()) {
             (Some(a), Some(b)) if b.key() < a.key() => (false, b.time),
             (Some(a), _) => (true, a.time),
             (None, Some(b)) => (false, b.time),
@@ -214,21 +235,22 @@ impl EventQueue {
         }
         let e = if from_net {
             self.net.pop(hole)
-        } else if hole {
-            self.timers.take()
         } else {
-            self.timers.pop()
+            self.timers.pop(hole)
         };
         self.processed += 1;
         Some((e.time, e.event))
     }
 
-    /// See [`Net::rebalance`].
+    /// See [`Pending::rebalance`].
     #[cold]
     #[inline(never)]
     fn rebalance(&mut self) {
         if let Some(t) = self.net.head().map(|e| e.time) {
-            self.net.rebalance(t, self.horizon);
+            self.net.rebalance(t, self.horizon, NET_SWITCH);
+        }
+        if let Some(t) = self.timers.head().map(|e| e.time) {
+            self.timers.rebalance(t, TIMER_HORIZON, TIMER_SWITCH);
         }
     }
 
@@ -248,9 +270,8 @@ impl EventQueue {
 
     /// Time of the next event, if any.
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.timers.settle();
         let net = self.net.head().map(|e| e.time);
-        match (net, self.timers.v.first().map(|e| e.time)) {
+        match (net, self.timers.head().map(|e| e.time)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -346,6 +367,8 @@ mod tests {
         reference: std::collections::BinaryHeap<std::cmp::Reverse<(SimTime, u32)>>,
         seq: u32,
         now: SimTime,
+        /// Schedule sender timers instead of arrivals.
+        timers: bool,
     }
 
     impl Twin {
@@ -355,13 +378,22 @@ mod tests {
                 reference: Default::default(),
                 seq: 0,
                 now: SimTime::ZERO,
+                timers: false,
+            }
+        }
+
+        fn event(&self, s: u32) -> Event {
+            if self.timers {
+                Event::SenderTimer(FlowId(s))
+            } else {
+                Event::Arrive(LinkId(s))
             }
         }
 
         /// A network event `after` from now.
         fn schedule(&mut self, after: u64) {
             let t = SimTime(self.now.0 + after);
-            self.q.schedule(t, Event::Arrive(LinkId(self.seq)));
+            self.q.schedule(t, self.event(self.seq));
             self.reference.push(std::cmp::Reverse((t, self.seq)));
             self.seq += 1;
         }
@@ -370,7 +402,7 @@ mod tests {
             let std::cmp::Reverse((t, s)) = self.reference.pop().expect("pending");
             assert_eq!(
                 self.q.pop_until(SimTime(u64::MAX), true),
-                Some((t, Event::Arrive(LinkId(s))))
+                Some((t, self.event(s)))
             );
             self.now = t;
         }
@@ -384,7 +416,7 @@ mod tests {
         let horizon = SimTime(50_000_000);
         let mut rng = crate::rng::Rng::stream(7, "calendar", 0);
         let mut twin = Twin::new(EventQueue::new(horizon));
-        twin.q.net = Net::Calendar(Box::new(Calendar::new(horizon, SimTime::ZERO)));
+        twin.q.net = Pending::Calendar(Box::new(Calendar::new(horizon, SimTime::ZERO)));
         let mut shifts = Vec::new();
         // Dense (many events per slot), then sparse, then dense again.
         for (rounds, spread) in [(40_000, 100_000u64), (40_000, 1 << 34), (40_000, 20_000)] {
@@ -406,7 +438,7 @@ mod tests {
                     twin.pop();
                 }
             }
-            let Net::Calendar(c) = &twin.q.net else {
+            let Pending::Calendar(c) = &twin.q.net else {
                 panic!("a calendar")
             };
             shifts.push(c.shift);
@@ -432,8 +464,28 @@ mod tests {
                 }
                 twin.pop();
             }
-            modes.push(matches!(twin.q.net, Net::Calendar(_)));
+            modes.push(matches!(twin.q.net, Pending::Calendar(_)));
         }
         assert_eq!(modes, [false, true, false]);
+    }
+
+    /// The timers likewise, at their own threshold.
+    #[test]
+    fn the_timers_move_between_heap_and_calendar() {
+        let mut rng = crate::rng::Rng::stream(9, "calendar", 0);
+        let mut twin = Twin::new(EventQueue::new(SimTime(10_000_000)));
+        twin.timers = true;
+        let mut modes = Vec::new();
+        for pending in [100usize, TIMER_SWITCH.from + 100, 100] {
+            for _ in 0..2 * REBALANCE_EVERY {
+                while twin.reference.len() < pending {
+                    twin.schedule(rng.uniform_u64(0, 3_000_000_000));
+                }
+                twin.pop();
+            }
+            modes.push(matches!(twin.q.timers, Pending::Calendar(_)));
+        }
+        assert_eq!(modes, [false, true, false]);
+        assert!(matches!(twin.q.net, Pending::Heap(_)));
     }
 }
