@@ -102,7 +102,7 @@ impl Calendar {
         if w - (self.edge.0 >> self.shift) < SLOTS as u64 {
             let i = w as usize % SLOTS;
             self.slots[i].push(e);
-            self.occupied[i / 64] |= 1 << (i % 64);
+            self.mark(i, true);
             self.in_slots += 1;
         } else {
             self.far.push(e);
@@ -168,9 +168,11 @@ impl Calendar {
             return false;
         }
         let end = SimTime((w + 1) << self.shift);
+        // Every slotted event's window is in `here .. here + SLOTS`, so
+        // slot `i` holds window `w`'s events, if any.
         let i = w as usize % SLOTS;
-        if self.occupied[i / 64] & (1 << (i % 64)) != 0 && w >= here {
-            self.occupied[i / 64] &= !(1 << (i % 64));
+        if self.marked(i) {
+            self.mark(i, false);
             let slot = &mut self.slots[i];
             self.in_slots -= slot.len();
             self.near.append(slot);
@@ -179,6 +181,7 @@ impl Calendar {
             self.near.push(self.far.pop());
         }
         insertion_sort(&mut self.near);
+        debug_assert!(self.near.iter().all(|e| e.time < end));
         self.edge = end;
         true
     }
@@ -201,15 +204,30 @@ impl Calendar {
             return;
         };
         let mut all = Vec::with_capacity(self.in_slots);
-        for (i, slot) in self.slots.iter_mut().enumerate() {
-            if self.occupied[i / 64] & (1 << (i % 64)) != 0 {
-                all.append(slot);
-            }
+        for slot in &mut self.slots {
+            all.append(slot);
         }
         self.occupied.fill(0);
         self.in_slots = 0;
         for e in all {
             self.push(e);
+        }
+    }
+
+    /// Whether slot `i` holds events.
+    #[inline]
+    fn marked(&self, i: usize) -> bool {
+        self.occupied[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Mark slot `i` as holding events, or not.
+    #[inline]
+    fn mark(&mut self, i: usize, on: bool) {
+        let (word, bit) = (&mut self.occupied[i / 64], 1u64 << (i % 64));
+        if on {
+            *word |= bit;
+        } else {
+            *word &= !bit;
         }
     }
 

@@ -216,9 +216,9 @@ impl EventQueue {
     }
 
     /// The next event if it is due at or before `limit` (the run loop's
-    /// peek and pop in one look at the two heads). `hole`: leave the
-    /// timers' head's place for the next timer scheduled (see [`Heap`]);
-    /// else refill it now, so that the `peek`s see the heap as it will be.
+    /// peek and pop in one look at the two heads). `hole`: a queue that is
+    /// a heap leaves its head's place for the next event it is given (see
+    /// [`Heap`]); else it refills it now, as the `peek`s need.
     #[inline]
     pub fn pop_until(&mut self, limit: SimTime, hole: bool) -> Option<(SimTime, Event)> {
         if self.processed & (REBALANCE_EVERY - 1) == 0 {
@@ -398,6 +398,17 @@ mod tests {
             self.seq += 1;
         }
 
+        /// Pop `pops` events, keeping `pending` events pending, each
+        /// scheduled up to `spread` ahead.
+        fn hold(&mut self, rng: &mut crate::rng::Rng, pending: usize, spread: u64, pops: u64) {
+            for _ in 0..pops {
+                while self.reference.len() < pending {
+                    self.schedule(rng.uniform_u64(0, spread));
+                }
+                self.pop();
+            }
+        }
+
         fn pop(&mut self) {
             let std::cmp::Reverse((t, s)) = self.reference.pop().expect("pending");
             assert_eq!(
@@ -458,12 +469,7 @@ mod tests {
         let mut twin = Twin::new(EventQueue::new(SimTime(10_000_000)));
         let mut modes = Vec::new();
         for pending in [8usize, 200, 8] {
-            for _ in 0..3 * REBALANCE_EVERY {
-                while twin.reference.len() < pending {
-                    twin.schedule(rng.uniform_u64(0, 20_000_000));
-                }
-                twin.pop();
-            }
+            twin.hold(&mut rng, pending, 20_000_000, 3 * REBALANCE_EVERY);
             modes.push(matches!(twin.q.net, Pending::Calendar(_)));
         }
         assert_eq!(modes, [false, true, false]);
@@ -477,12 +483,7 @@ mod tests {
         twin.timers = true;
         let mut modes = Vec::new();
         for pending in [100usize, TIMER_SWITCH.from + 100, 100] {
-            for _ in 0..2 * REBALANCE_EVERY {
-                while twin.reference.len() < pending {
-                    twin.schedule(rng.uniform_u64(0, 3_000_000_000));
-                }
-                twin.pop();
-            }
+            twin.hold(&mut rng, pending, 3_000_000_000, 2 * REBALANCE_EVERY);
             modes.push(matches!(twin.q.timers, Pending::Calendar(_)));
         }
         assert_eq!(modes, [false, true, false]);

@@ -32,6 +32,14 @@ impl DelayModel {
         }
     }
 
+    /// The longest delay a packet can get.
+    pub fn max(&self) -> SimTime {
+        match *self {
+            DelayModel::Fixed(d) => d,
+            DelayModel::Uniform(_, hi) => hi,
+        }
+    }
+
     /// The mean delay, in seconds.
     pub fn mean_secs(&self) -> f64 {
         match *self {
@@ -139,10 +147,7 @@ impl Link {
 
     /// The longest delay a packet can get.
     pub fn max_delay(&self) -> SimTime {
-        match self.extra.delay {
-            DelayModel::Fixed(d) => d,
-            DelayModel::Uniform(_, hi) => hi,
-        }
+        self.extra.delay.max()
     }
 
     /// The link's rate.

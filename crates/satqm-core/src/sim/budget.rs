@@ -25,8 +25,8 @@
 //!   traced windows.
 //! - **logs**: at most one drop-log row per packet the bottleneck carries
 //!   (its rate in packets per second over the run) plus each CBR source's
-//!   packets, and no more than `simulation.log_drops` rows; at most one congestion-log row per drop, and per flow per
-//!   round trip.
+//!   packets, and no more than `simulation.log_drops` rows; at most one
+//!   congestion-log row per drop, and per flow per round trip.
 //! - **packet captures**: each captured link, both directions, full for
 //!   the capture's time window (its rate in the smallest data packets per
 //!   second), each packet a pcapng block of its snap length.

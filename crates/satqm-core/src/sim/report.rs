@@ -342,7 +342,6 @@ pub(super) struct DropCounts {
 }
 
 impl DropCounts {
-    /// One drop or mark for `reason`, at the bottleneck or not.
     /// The drops and marks of the log `d` after `warmup`.
     pub(super) fn of_log(d: &DropLog, warmup: SimTime, bottleneck: LinkId) -> DropCounts {
         let mut c = DropCounts::default();
@@ -353,6 +352,7 @@ impl DropCounts {
         c
     }
 
+    /// One drop or mark for `reason`, at the bottleneck or not.
     pub(super) fn count(&mut self, reason: DropReason, at_bottleneck: bool) {
         self.by_reason[reason as usize] += 1;
         if reason.is_mark() {
