@@ -515,7 +515,7 @@ impl Port {
     /// Tell the AQMs watching this port that a packet left it after
     /// `sojourn`; returns the verdict of an AQM deciding at dequeue here,
     /// with whether it signals by marking.
-    #[inline]
+    #[inline(always)]
     fn notify_departure(
         &self,
         now: SimTime,
@@ -526,6 +526,19 @@ impl Port {
         if !self.watched {
             return (Verdict::Pass, false);
         }
+        self.tell_watchers(now, rate, sojourn, aqms)
+    }
+
+    /// [`notify_departure`](Self::notify_departure) on a watched port (out
+    /// of line: most ports are not watched).
+    #[inline(never)]
+    fn tell_watchers(
+        &self,
+        now: SimTime,
+        rate: Rate,
+        sojourn: SimTime,
+        aqms: &mut [PlacedAqm],
+    ) -> (Verdict, bool) {
         let view = self.view(now, rate);
         let mut out = (Verdict::Pass, false);
         for &a in &self.cold.watchers {
