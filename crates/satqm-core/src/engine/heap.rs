@@ -98,19 +98,25 @@ impl Heap {
         heap[i] = e;
     }
 
-    /// The least of `kids` (not empty): its place and key.
+    /// The least of `kids` (not empty): its place and key. Without
+    /// branches on the keys (which of a few events is due first is a coin
+    /// toss to the branch predictor): a full set of children in a
+    /// tournament of two rounds.
     #[inline(always)]
     fn least(kids: &[Entry]) -> (usize, u128) {
-        let mut best = 0;
-        let mut best_key = kids[0].key();
+        use std::hint::select_unpredictable as pick;
+        if let [a, b, c, d] = kids {
+            let (ka, kb, kc, kd) = (a.key(), b.key(), c.key(), d.key());
+            let ab = pick(kb < ka, (1, kb), (0, ka));
+            let cd = pick(kd < kc, (3, kd), (2, kc));
+            return pick(cd.1 < ab.1, cd, ab);
+        }
+        let mut best = (0, kids[0].key());
         for (j, k) in kids.iter().enumerate().skip(1) {
             let key = k.key();
-            if key < best_key {
-                best = j;
-                best_key = key;
-            }
+            best = pick(key < best.1, (j, key), best);
         }
-        (best, best_key)
+        best
     }
 
     /// Refill a hole left by [`take`](Self::take) with the last entry.
