@@ -113,6 +113,10 @@ impl Simulation {
         for (entry, t) in scenario.traffic.iter().enumerate() {
             sim.add_traffic(entry, t, &mut start_rng);
         }
+        let routes = &sim.routes;
+        for f in &mut sim.flows {
+            f.hops = [routes.next_hop(f.src, f.dst), routes.next_hop(f.dst, f.src)];
+        }
         if let Some(spec) = &scenario.capture {
             sim.start_captures(spec)?;
         }

@@ -89,6 +89,11 @@ pub struct Flow {
     pub pair: u32,
     pub src: NodeId,
     pub dst: NodeId,
+    /// The first link of the route from `src` to `dst` and of the one back
+    /// (`None` if there is none): an endpoint's packets leave on it without
+    /// a look at the routing table, whose entry for a host among 100,000
+    /// is seldom in the caches when the flow is.
+    hops: [Option<LinkId>; 2],
     /// The application that drives it (none for a PEP's connections).
     pub app: Option<AppId>,
     /// The traffic entry it belongs to (its index in `[[traffic]]`).
@@ -114,6 +119,7 @@ impl Flow {
             pair,
             src,
             dst,
+            hops: [None, None],
             app: None,
             entry: 0,
             start: SimTime::ZERO,

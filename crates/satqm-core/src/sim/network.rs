@@ -196,6 +196,26 @@ impl Simulation {
         Ok(())
     }
 
+    /// Send `pkt`, which an endpoint of its flow has just emitted, from its
+    /// host: on the flow's first hop (what the routing table holds for it).
+    pub(super) fn send(&mut self, pkt: Packet) -> Result<()> {
+        let flow = &self.flows[pkt.flow.idx()];
+        let hop = if pkt.src == flow.src && pkt.dst == flow.dst {
+            flow.hops[0]
+        } else if pkt.src == flow.dst && pkt.dst == flow.src {
+            flow.hops[1]
+        } else {
+            None
+        };
+        match hop {
+            Some(l) => {
+                self.enqueue(l, pkt);
+                Ok(())
+            }
+            None => self.forward(pkt.src, pkt),
+        }
+    }
+
     fn enqueue(&mut self, l: LinkId, pkt: Packet) {
         let now = self.now;
         let monitor = self.links[l.idx()].port.aqm().map(|a| {
