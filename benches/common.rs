@@ -1,5 +1,10 @@
 //! Pieces shared by the benchmarks that run each case in its own process.
 
+/// Large blocks on huge pages, as in the `satqm` command (see
+/// `satqm_core::alloc`).
+#[global_allocator]
+static ALLOC: satqm_core::alloc::HugePages = satqm_core::alloc::HugePages;
+
 /// Peak resident memory of this process (VmHWM), KiB; 0 where
 /// `/proc/self/status` is not available.
 pub fn peak_rss_kb() -> u64 {

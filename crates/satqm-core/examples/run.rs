@@ -1,5 +1,9 @@
 //! Run a scenario file and print its summary: `cargo run --release --example run -- FILE`.
 //! With `ESTIMATE` set, print the up-front memory estimate, part by part.
+/// Large blocks on huge pages, as in the `satqm` command.
+#[global_allocator]
+static ALLOC: satqm_core::alloc::HugePages = satqm_core::alloc::HugePages;
+
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run FILE");
     let text = std::fs::read_to_string(&path).expect("read scenario");

@@ -26,6 +26,7 @@
 //! assert!(util > 0.5);
 //! ```
 
+pub mod alloc;
 pub mod aqm;
 pub mod capture;
 pub mod config;

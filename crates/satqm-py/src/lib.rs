@@ -20,6 +20,11 @@ use satqm_core::sim::FlowSummary;
 use satqm_core::units::Quantity;
 use satqm_core::{Scenario, SimTime};
 
+/// Rust's allocations in this module: large blocks on huge pages, which
+/// spares the page-table walks of large runs (see `satqm_core::alloc`).
+#[global_allocator]
+static ALLOC: satqm_core::alloc::HugePages = satqm_core::alloc::HugePages;
+
 create_exception!(
     _core,
     ConfigError,
