@@ -132,6 +132,12 @@ impl Calendar {
         (self.near.get(self.next), self.near.get(self.next + 1))
     }
 
+    /// The event after those, if it is in `near` (a hint).
+    #[inline]
+    pub(super) fn third(&self) -> Option<&Entry> {
+        self.near.get(self.next + 2)
+    }
+
     /// Every event, in no particular order.
     pub(super) fn drain(self) -> impl Iterator<Item = Entry> {
         let Calendar {

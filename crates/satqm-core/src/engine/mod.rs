@@ -138,6 +138,16 @@ impl Pending {
         }
     }
 
+    /// The event after the next two, where it is cheap to find (a
+    /// calendar's sorted slot; a heap does not say).
+    #[inline]
+    fn third(&self) -> Option<&Entry> {
+        match self {
+            Pending::Heap(_) => None,
+            Pending::Calendar(c) => c.third(),
+        }
+    }
+
     /// Move the events into a calendar (with slots reaching `horizon`
     /// ahead) or back into a heap if their number calls for it (`at`).
     /// `now`: no event is due before.
@@ -254,12 +264,14 @@ impl EventQueue {
         }
     }
 
-    /// The first two network events (transmissions and arrivals), if any:
-    /// the next event or one soon after it, and the one after that.
+    /// The first three network events (transmissions and arrivals), if
+    /// known: the next event or one soon after it, and the ones after
+    /// that (the third only from a calendar).
     #[inline]
-    pub fn peek_network(&self) -> (Option<Event>, Option<Event>) {
+    pub fn peek_network(&self) -> [Option<Event>; 3] {
         let (a, b) = self.net.next_two();
-        (a.map(|e| e.event), b.map(|e| e.event))
+        let c = self.net.third();
+        [a, b, c].map(|e| e.map(|e| e.event))
     }
 
     /// The first of the timers, if any.
@@ -288,6 +300,13 @@ impl EventQueue {
     /// Events popped so far.
     pub fn processed(&self) -> u64 {
         self.processed
+    }
+
+    /// Whether the network's events are in a calendar now (for tests of
+    /// what depends on it).
+    #[cfg(test)]
+    pub(crate) fn network_in_calendar(&self) -> bool {
+        matches!(self.net, Pending::Calendar(_))
     }
 }
 

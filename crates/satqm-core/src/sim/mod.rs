@@ -285,24 +285,33 @@ impl Simulation {
 
     /// Ask the processor for what the next events will read, while this
     /// one is handled: with many flows the state is far larger than the
-    /// caches and a packet's cost is mostly waiting for memory. In two
-    /// stages: the link of the arrival after next (its first two cache
-    /// lines: the delay line's inline packet and the far end), and for the
-    /// next arrival, whose link the previous event asked for, what its
-    /// packet reads next (the flow it is delivered to, or the routing entry
-    /// that forwards it; or, if the packet is in the line's ring, the
-    /// packet); and the flow of the next timer. Hints only: they
-    /// change no result. (Not inlined: in the run loop it would change
-    /// what the compiler inlines there, at a cost to small networks.)
+    /// caches and a packet's cost is mostly waiting for memory. In stages,
+    /// each reading only what the one before asked for an event earlier:
+    /// the link of an arrival three events ahead (its first two cache
+    /// lines: the delay line's inline packet and the far end); for the
+    /// arrival two ahead, what its packet reads next (the flow it is
+    /// delivered to, or the routing entry that forwards it; or, if the
+    /// packet is in the line's ring, the packet); for the next arrival,
+    /// what its handling reads after that (the endpoint the flow hands the
+    /// packet to and the link its answer leaves on, or the link the routing
+    /// entry names). Where the third event is not known (a heap), the
+    /// stages start one event later and the last is left out. And the flow
+    /// of the next timer. Hints only: they change no result. (Not inlined:
+    /// in the run loop it would change what the compiler inlines there, at
+    /// a cost to small networks.)
     #[inline(never)]
     fn prefetch_ahead(&self) {
-        let (next, after) = self.queue.peek_network();
-        if let Some(Event::Arrive(l)) = after {
+        let [next, after, third] = self.queue.peek_network();
+        let (link_at, packet_at, answer_at) = match third {
+            Some(_) => (third, after, next),
+            None => (after, next, None),
+        };
+        if let Some(Event::Arrive(l)) = link_at {
             if let Some(link) = self.links.get(l.idx()) {
                 hint::prefetch(link, 2);
             }
         }
-        if let Some(Event::Arrive(l)) = next {
+        if let Some(Event::Arrive(l)) = packet_at {
             if let Some(link) = self.links.get(l.idx()) {
                 if let Some((_, p)) = link.line.inline_front() {
                     if p.dst == link.to {
@@ -317,10 +326,46 @@ impl Simulation {
                 }
             }
         }
+        if let Some(Event::Arrive(l)) = answer_at {
+            self.prefetch_answer(l);
+        }
         if let Some(Event::SenderTimer(f) | Event::AckTimer(f)) = self.queue.peek_timer() {
             if let Some(flow) = self.flows.get(f.idx()) {
                 hint::prefetch(flow, 2);
             }
+        }
+    }
+
+    /// The last stage of [`prefetch_ahead`](Self::prefetch_ahead) for the
+    /// next arrival, on link `l`: if its packet is delivered, the endpoint
+    /// that takes it and the link the answer leaves on; if forwarded, the
+    /// link it goes on.
+    #[inline(always)]
+    fn prefetch_answer(&self, l: LinkId) {
+        let Some(link) = self.links.get(l.idx()) else {
+            return;
+        };
+        let Some((_, p)) = link.line.inline_front() else {
+            return;
+        };
+        let out = if p.dst == link.to {
+            let Some(flow) = self.flows.get(p.flow.idx()) else {
+                return;
+            };
+            let to_receiver = p.dst == flow.dst;
+            if let Endpoints::Tcp { sender, receiver } = &flow.ends {
+                if to_receiver {
+                    hint::prefetch(&**receiver, 4);
+                } else {
+                    hint::prefetch(&**sender, 4);
+                }
+            }
+            flow.hops[to_receiver as usize]
+        } else {
+            self.routes.next_hop(link.to, p.dst)
+        };
+        if let Some(link) = out.and_then(|o| self.links.get(o.idx())) {
+            hint::prefetch(link, 5);
         }
     }
 
@@ -372,7 +417,8 @@ mod prefetch_tests {
 
     /// Prefetching is a hint: a run with it gives what a run without it
     /// gives, event for event (a network too small to turn it on by itself,
-    /// run both ways).
+    /// run both ways; busy enough that its network events are in a
+    /// calendar, where the prefetch looks three events ahead).
     #[test]
     fn prefetching_changes_no_result() {
         let text = r#"
@@ -381,12 +427,12 @@ duration = "8 s"
 seed = 3
 [topology]
 kind = "dumbbell"
-pairs = 40
+pairs = 100
 [topology.access]
 rate = "1000 Mbps"
-delay = "2 ms"
+delay = "20 ms"
 [topology.bottleneck]
-rate = "100 Mbps"
+rate = "1000 Mbps"
 delay = "20 ms"
 buffer = 100
 [tcp]
@@ -401,6 +447,7 @@ start = { uniform = ["0 s", "1 s"] }
             let (end, mut n) = (sim.end, 0);
             sim.prefetch_min_links = if ahead { 0 } else { usize::MAX };
             assert!(sim.run_events(end, u64::MAX, &mut n).unwrap());
+            assert!(sim.queue.network_in_calendar());
             let flows: Vec<u64> = sim.flows.iter().map(|f| f.delivered).collect();
             (n, sim.queue.processed(), flows, sim.delivered_packets)
         };

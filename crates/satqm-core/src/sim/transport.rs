@@ -129,15 +129,6 @@ impl Simulation {
         self.delivered_packets += 1;
         let f = pkt.flow;
         let flow = &mut self.flows[f.idx()];
-        if self.links.len() >= self.prefetch_min_links {
-            // The endpoint's answer (an ACK, or the data it clocks out)
-            // leaves on the flow's first hop from this host: ask for that
-            // link while the endpoint works.
-            let back = flow.hops[(pkt.dst == flow.dst) as usize];
-            if let Some(link) = back.and_then(|l| self.links.get(l.idx())) {
-                crate::hint::prefetch(link, 5);
-            }
-        }
         let mut em = emit(now, &mut self.out, &mut self.next_uid);
         let mut acted = Acted::Both;
         match (&mut flow.ends, pkt.kind) {
