@@ -183,9 +183,10 @@ impl Simulation {
         (&mut links[l.idx()], aqms, sink)
     }
 
-    /// Send `pkt`, now at node `at`, on its next hop.
-    pub(super) fn forward(&mut self, at: NodeId, pkt: Packet) -> Result<()> {
-        let Some(l) = self.routes.next_hop(at, pkt.dst) else {
+    /// Send `pkt`, now at node `at`, on its next hop: `hop` if the caller
+    /// knows it (what the routing table holds), else the table's.
+    pub(super) fn forward(&mut self, at: NodeId, pkt: Packet, hop: Option<LinkId>) -> Result<()> {
+        let Some(l) = hop.or_else(|| self.routes.next_hop(at, pkt.dst)) else {
             return Err(Error::Simulation(format!(
                 "no route from {} to {}",
                 self.node_names[at.idx()],
@@ -194,26 +195,6 @@ impl Simulation {
         };
         self.enqueue(l, pkt);
         Ok(())
-    }
-
-    /// Send `pkt`, which an endpoint of its flow has just emitted, from its
-    /// host: on the flow's first hop (what the routing table holds for it).
-    pub(super) fn send(&mut self, pkt: Packet) -> Result<()> {
-        let flow = &self.flows[pkt.flow.idx()];
-        let hop = if pkt.src == flow.src && pkt.dst == flow.dst {
-            flow.hops[0]
-        } else if pkt.src == flow.dst && pkt.dst == flow.src {
-            flow.hops[1]
-        } else {
-            None
-        };
-        match hop {
-            Some(l) => {
-                self.enqueue(l, pkt);
-                Ok(())
-            }
-            None => self.forward(pkt.src, pkt),
-        }
     }
 
     fn enqueue(&mut self, l: LinkId, pkt: Packet) {
@@ -243,7 +224,7 @@ impl Simulation {
         if pkt.dst == to {
             self.deliver(pkt)
         } else {
-            self.forward(to, pkt)
+            self.forward(to, pkt, None)
         }
     }
 }
