@@ -120,7 +120,7 @@ mod tests {
     }
 
     /// A large block is the system's memory, usable and grown as any, and
-    /// (on Linux) marked for huge pages; a small one is left alone.
+    /// (on Linux) marked for huge pages; a small one is served as usual.
     #[test]
     fn large_blocks_are_marked_for_huge_pages() {
         let a = HugePages;
