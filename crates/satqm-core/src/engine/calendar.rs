@@ -126,16 +126,10 @@ impl Calendar {
         self.near[self.next - 1]
     }
 
-    /// The next two events in `near` (a hint).
+    /// The next three events, as far as `near` holds them (a hint).
     #[inline]
-    pub(super) fn next_two(&self) -> (Option<&Entry>, Option<&Entry>) {
-        (self.near.get(self.next), self.near.get(self.next + 1))
-    }
-
-    /// The event after those, if it is in `near` (a hint).
-    #[inline]
-    pub(super) fn third(&self) -> Option<&Entry> {
-        self.near.get(self.next + 2)
+    pub(super) fn ahead(&self) -> [Option<&Entry>; 3] {
+        [0, 1, 2].map(|k| self.near.get(self.next + k))
     }
 
     /// Every event, in no particular order.

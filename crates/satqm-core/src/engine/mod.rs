@@ -130,21 +130,17 @@ impl Pending {
         }
     }
 
+    /// The next events, for prefetching: a heap tells the next two (the
+    /// second soon after the first), a calendar the next three in its
+    /// sorted slot.
     #[inline]
-    fn next_two(&self) -> (Option<&Entry>, Option<&Entry>) {
+    fn ahead(&self) -> [Option<&Entry>; 3] {
         match self {
-            Pending::Heap(h) => h.next_two(),
-            Pending::Calendar(c) => c.next_two(),
-        }
-    }
-
-    /// The event after the next two, where it is cheap to find (a
-    /// calendar's sorted slot; a heap does not say).
-    #[inline]
-    fn third(&self) -> Option<&Entry> {
-        match self {
-            Pending::Heap(_) => None,
-            Pending::Calendar(c) => c.third(),
+            Pending::Heap(h) => {
+                let (a, b) = h.next_two();
+                [a, b, None]
+            }
+            Pending::Calendar(c) => c.ahead(),
         }
     }
 
@@ -269,15 +265,13 @@ impl EventQueue {
     /// that (the third only from a calendar).
     #[inline]
     pub fn peek_network(&self) -> [Option<Event>; 3] {
-        let (a, b) = self.net.next_two();
-        let c = self.net.third();
-        [a, b, c].map(|e| e.map(|e| e.event))
+        self.net.ahead().map(|e| e.map(|e| e.event))
     }
 
     /// The first of the timers, if any.
     #[inline]
     pub fn peek_timer(&self) -> Option<Event> {
-        self.timers.next_two().0.map(|e| e.event)
+        self.timers.ahead()[0].map(|e| e.event)
     }
 
     /// Time of the next event, if any.

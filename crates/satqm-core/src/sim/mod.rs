@@ -138,6 +138,19 @@ impl Flow {
             owner: None,
         }
     }
+
+    /// The first link from `from` towards `to` if they are this flow's two
+    /// ends (either way round), as the routing table holds it.
+    #[inline]
+    fn first_hop(&self, from: NodeId, to: NodeId) -> Option<LinkId> {
+        if (from, to) == (self.src, self.dst) {
+            self.hops[0]
+        } else if (from, to) == (self.dst, self.src) {
+            self.hops[1]
+        } else {
+            None
+        }
+    }
 }
 
 pub struct Simulation {
@@ -352,15 +365,14 @@ impl Simulation {
             let Some(flow) = self.flows.get(p.flow.idx()) else {
                 return;
             };
-            let to_receiver = p.dst == flow.dst;
             if let Endpoints::Tcp { sender, receiver } = &flow.ends {
-                if to_receiver {
+                if p.dst == flow.dst {
                     hint::prefetch(&**receiver, 4);
                 } else {
                     hint::prefetch(&**sender, 4);
                 }
             }
-            flow.hops[to_receiver as usize]
+            flow.first_hop(p.dst, p.src)
         } else {
             self.routes.next_hop(link.to, p.dst)
         };

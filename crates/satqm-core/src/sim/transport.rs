@@ -115,17 +115,7 @@ impl Simulation {
         }
         let mut result = Ok(());
         for pkt in out.drain(..) {
-            // It leaves on its flow's first hop from this host (no look
-            // at the routing table, whose entry for one host among many
-            // is seldom in the caches when the flow is).
-            let flow = &self.flows[pkt.flow.idx()];
-            let hop = if pkt.src == flow.src && pkt.dst == flow.dst {
-                flow.hops[0]
-            } else if pkt.src == flow.dst && pkt.dst == flow.src {
-                flow.hops[1]
-            } else {
-                None
-            };
+            let hop = self.flows[pkt.flow.idx()].first_hop(pkt.src, pkt.dst);
             if let Err(e) = self.forward(pkt.src, pkt, hop) {
                 result = Err(e);
             }
