@@ -196,7 +196,7 @@ impl Link {
         &mut self,
         l: LinkId,
         now: SimTime,
-        pkt: Packet,
+        mut pkt: Packet,
         aqms: &mut [PlacedAqm],
         monitor: Option<QueueView>,
         sink: &mut impl PortSink,
@@ -204,9 +204,9 @@ impl Link {
         let local = pkt.src == self.from;
         let admitted = self
             .port
-            .admit(l, now, self.rate, pkt, local, aqms, monitor, sink);
-        if let Admitted::Transmit(pkt, index) = admitted {
-            self.transmit(l, now, pkt, index, sink);
+            .admit(l, now, self.rate, &mut pkt, local, aqms, monitor, sink);
+        if let Admitted::Transmit(index) = admitted {
+            self.transmit(l, now, &pkt, index, sink);
         }
     }
 
@@ -219,7 +219,7 @@ impl Link {
         sink: &mut impl PortSink,
     ) {
         if let Some((pkt, index)) = self.port.next_to_send(now, self.rate, aqms, sink) {
-            self.transmit(l, now, pkt, index, sink);
+            self.transmit(l, now, &pkt, index, sink);
             self.port.wake_if_waiting(l, sink);
         }
         self.port.rearm(l, now, sink);
@@ -232,12 +232,12 @@ impl Link {
         &mut self,
         l: LinkId,
         now: SimTime,
-        pkt: Packet,
+        pkt: &Packet,
         index: u64,
         sink: &mut impl PortSink,
     ) {
         let t = if self.special {
-            match self.transmit_special(now, &pkt, index, sink) {
+            match self.transmit_special(now, pkt, index, sink) {
                 Some(t) => t,
                 None => return,
             }
@@ -248,13 +248,13 @@ impl Link {
             }
             let end = self.port.start_tx(now, self.last_tx, pkt.size);
             if self.captured {
-                sink.transmitted(&pkt, false);
+                sink.transmitted(pkt, false);
             }
             let t = end + self.delay;
             debug_assert!(self.line.back().is_none_or(|&(b, _)| b <= t));
             t
         };
-        self.line.push_back((t, pkt));
+        self.line.push_back((t, *pkt));
         if self.line.len() == 1 {
             sink.schedule(t, Event::Arrive(l));
         }

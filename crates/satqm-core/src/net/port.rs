@@ -194,8 +194,10 @@ pub struct Port {
 
 /// What [`Port::admit`] did with a packet.
 pub enum Admitted {
-    /// The transmitter was idle: serialize the packet now.
-    Transmit(Packet, u64),
+    /// The transmitter was idle: serialize the packet now (its arrival
+    /// index given; the packet stays with the caller, which hands it on
+    /// without another copy).
+    Transmit(u64),
     /// Queued, held back, marked-and-queued or dropped: nothing to send.
     Done,
 }
@@ -382,7 +384,7 @@ impl Port {
         l: LinkId,
         now: SimTime,
         rate: Rate,
-        mut pkt: Packet,
+        pkt: &mut Packet,
         local: bool,
         aqms: &mut [PlacedAqm],
         monitor: Option<QueueView>,
@@ -391,15 +393,15 @@ impl Port {
         let index = self.counters.arrivals;
         self.counters.arrivals += 1;
         // The virtual queue the packet joins (None: a FIFO port's only one).
-        let Some(class) = self.judge_arrival(now, &mut pkt, index, aqms, monitor, sink) else {
+        let Some(class) = self.judge_arrival(now, pkt, index, aqms, monitor, sink) else {
             return Admitted::Done;
         };
         let local = local && self.backpressure;
         if local && (!self.cold.held.is_empty() || !self.cold.held.pace_ok(now)) {
             // Behind others already held back (or before the pacer's
             // time): keep their order.
-            self.cold.held.push_back(pkt, index);
-            sink.held_in_host(&pkt);
+            self.cold.held.push_back(*pkt, index);
+            sink.held_in_host(pkt);
             self.rearm(l, now, sink);
             return Admitted::Done;
         }
@@ -409,23 +411,23 @@ impl Port {
             }
             // Straight through: it joins and leaves the queue at once.
             let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, aqms);
-            if self.act(verdict, ecn, &mut pkt, index, sink).admitted() {
+            if self.act(verdict, ecn, pkt, index, sink).admitted() {
                 if let Some(c) = class {
                     self.queue
                         .parallel_mut()
                         .expect("a red_tail port has parallel queues")
                         .served_directly(c, now, pkt.size);
                 }
-                return Admitted::Transmit(pkt, index);
+                return Admitted::Transmit(index);
             }
             return Admitted::Done;
         }
-        if !self.fits(&pkt) {
+        if !self.fits(pkt) {
             if local {
-                self.cold.held.push_back(pkt, index);
-                sink.held_in_host(&pkt);
+                self.cold.held.push_back(*pkt, index);
+                sink.held_in_host(pkt);
             } else {
-                self.count(&pkt, index, DropReason::Overflow, sink);
+                self.count(pkt, index, DropReason::Overflow, sink);
             }
             return Admitted::Done;
         }
@@ -437,7 +439,7 @@ impl Port {
             class.unwrap_or(VqClass::DropTail),
             now,
             Queued {
-                pkt,
+                pkt: *pkt,
                 index,
                 enqueued_at: now,
             },
