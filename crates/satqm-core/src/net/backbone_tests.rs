@@ -78,7 +78,7 @@ fn run(l: &mut Link, n: u64) -> Vec<(SimTime, Packet)> {
                 PacketKind::TcpData,
             );
             p.size = 500 + 1000 * (i % 2) as u32;
-            l.enqueue(LinkId(0), burst, p, &mut [], None, &mut ev);
+            l.enqueue(LinkId(0), burst, &mut p, &mut [], None, &mut ev);
             record(l, &mut starts);
         }
         while let Some(((t, _), ())) = ev.txdone.pop_first() {
@@ -126,7 +126,7 @@ fn framing_slows_the_link_by_its_overhead() {
     for i in 0..100 {
         let mut p = Packet::new(i, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
         p.size = 1000;
-        l.enqueue(LinkId(0), SimTime::ZERO, p, &mut [], None, &mut ev);
+        l.enqueue(LinkId(0), SimTime::ZERO, &mut p, &mut [], None, &mut ev);
     }
     while let Some(((t, _), ())) = ev.txdone.pop_first() {
         l.tx_done(LinkId(0), t, &mut [], &mut ev);
@@ -151,7 +151,7 @@ fn a_backbone_paced_above_the_link_rate_fills_the_queue() {
     for i in 0..1000 {
         let mut p = Packet::new(i, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
         p.size = 1500;
-        l.enqueue(LinkId(0), SimTime::ZERO, p, &mut [], None, &mut ev);
+        l.enqueue(LinkId(0), SimTime::ZERO, &mut p, &mut [], None, &mut ev);
     }
     let mut longest = 0;
     let mut starts = Vec::new();

@@ -196,7 +196,7 @@ impl Link {
         &mut self,
         l: LinkId,
         now: SimTime,
-        mut pkt: Packet,
+        pkt: &mut Packet,
         aqms: &mut [PlacedAqm],
         monitor: Option<QueueView>,
         sink: &mut impl PortSink,
@@ -204,9 +204,9 @@ impl Link {
         let local = pkt.src == self.from;
         let admitted = self
             .port
-            .admit(l, now, self.rate, &mut pkt, local, aqms, monitor, sink);
+            .admit(l, now, self.rate, pkt, local, aqms, monitor, sink);
         if let Admitted::Transmit(index) = admitted {
-            self.transmit(l, now, &pkt, index, sink);
+            self.transmit(l, now, pkt, index, sink);
         }
     }
 

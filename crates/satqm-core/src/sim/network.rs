@@ -185,7 +185,12 @@ impl Simulation {
 
     /// Send `pkt`, now at node `at`, on its next hop: `hop` if the caller
     /// knows it (what the routing table holds), else the table's.
-    pub(super) fn forward(&mut self, at: NodeId, pkt: Packet, hop: Option<LinkId>) -> Result<()> {
+    pub(super) fn forward(
+        &mut self,
+        at: NodeId,
+        pkt: &mut Packet,
+        hop: Option<LinkId>,
+    ) -> Result<()> {
         let Some(l) = hop.or_else(|| self.routes.next_hop(at, pkt.dst)) else {
             return Err(Error::Simulation(format!(
                 "no route from {} to {}",
@@ -197,7 +202,7 @@ impl Simulation {
         Ok(())
     }
 
-    fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+    fn enqueue(&mut self, l: LinkId, pkt: &mut Packet) {
         let now = self.now;
         let monitor = self.links[l.idx()].port.aqm().map(|a| {
             let m = self.aqms[a.idx()].monitor;
@@ -216,7 +221,7 @@ impl Simulation {
     /// The packet at the head of link `l`'s delay line reaches the far end.
     pub(super) fn arrive(&mut self, l: LinkId) -> Result<()> {
         let link = &mut self.links[l.idx()];
-        let (_, pkt) = link.line.pop_front().expect("Arrive without a packet");
+        let (_, mut pkt) = link.line.pop_front().expect("Arrive without a packet");
         let to = link.to;
         if let Some(&(t, _)) = link.line.front() {
             self.queue.schedule(t, Event::Arrive(l));
@@ -224,7 +229,7 @@ impl Simulation {
         if pkt.dst == to {
             self.deliver(pkt)
         } else {
-            self.forward(to, pkt, None)
+            self.forward(to, &mut pkt, None)
         }
     }
 }

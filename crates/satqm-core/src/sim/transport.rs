@@ -114,9 +114,9 @@ impl Simulation {
             self.taps.seq.sent(self.now, &out);
         }
         let mut result = Ok(());
-        for pkt in out.drain(..) {
+        for mut pkt in out.drain(..) {
             let hop = self.flows[pkt.flow.idx()].first_hop(pkt.src, pkt.dst);
-            if let Err(e) = self.forward(pkt.src, pkt, hop) {
+            if let Err(e) = self.forward(pkt.src, &mut pkt, hop) {
                 result = Err(e);
             }
         }
