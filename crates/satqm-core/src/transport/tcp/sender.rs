@@ -526,8 +526,9 @@ impl TcpSender {
             return;
         }
         let mss = self.cfg.mss as u64;
+        // Sending changes no window: read it once.
+        let cwnd = self.win.cwnd as u64;
         loop {
-            let cwnd = self.win.cwnd as u64;
             // 1. Retransmissions: what the recovery deems lost (RFC 6675
             // NextSeg rule 1), or go-back-N.
             if let Some(i) = self.rec.next_lost(&self.segs) {
