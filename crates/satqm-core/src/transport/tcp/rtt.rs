@@ -42,7 +42,7 @@ impl RttEstimator {
             self.has_sample = true;
         }
         let rto = self.srtt_ns + GRANULARITY_NS.max(4.0 * self.rttvar_ns);
-        self.rto = SimTime(rto.round() as u64)
+        self.rto = SimTime::from_ns_f64(rto)
             .max(self.min_rto)
             .min(self.max_rto);
     }
@@ -57,8 +57,7 @@ impl RttEstimator {
     }
 
     pub fn srtt(&self) -> Option<SimTime> {
-        self.has_sample
-            .then(|| SimTime(self.srtt_ns.round() as u64))
+        self.has_sample.then(|| SimTime::from_ns_f64(self.srtt_ns))
     }
 }
 
