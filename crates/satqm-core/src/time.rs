@@ -31,7 +31,7 @@ impl SimTime {
     /// Seconds as `f64`, rounded to the nearest nanosecond. Callers validate
     /// that `s` is finite and non-negative.
     pub fn from_secs_f64(s: f64) -> Self {
-        SimTime((s * 1e9).round() as u64)
+        SimTime::from_ns_f64(s * 1e9)
     }
     /// Nanoseconds as `f64`, rounded to the nearest one (halves away from
     /// zero; negative or NaN gives zero, past `u64::MAX` the maximum): the

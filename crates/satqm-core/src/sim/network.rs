@@ -184,7 +184,10 @@ impl Simulation {
     }
 
     /// Send `pkt`, now at node `at`, on its next hop: `hop` if the caller
-    /// knows it (what the routing table holds), else the table's.
+    /// knows it (what the routing table holds), else the table's. The
+    /// packet is the caller's (the port may mark it); it is copied only
+    /// where it is kept: on the delay line, in the buffer, or held in its
+    /// host.
     pub(super) fn forward(
         &mut self,
         at: NodeId,
