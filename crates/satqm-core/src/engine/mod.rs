@@ -194,6 +194,12 @@ pub struct EventQueue {
     /// The longest delay of a link: how far ahead a calendar's slots reach.
     horizon: SimTime,
     timers: Pending,
+    /// The key of the timers' head (`u128::MAX` if there are none) while it
+    /// is known, that is since the last look at it: the run loop compares
+    /// it with the network's head for every event, and it changes only
+    /// when a timer is scheduled or popped (or the timers move between heap
+    /// and calendar).
+    timer_head: Option<u128>,
     next_seq: u64,
     processed: u64,
 }
@@ -205,6 +211,7 @@ impl EventQueue {
             net: Pending::Heap(Heap::default()),
             horizon,
             timers: Pending::Heap(Heap::default()),
+            timer_head: None,
             next_seq: 0,
             processed: 0,
         }
@@ -216,7 +223,10 @@ impl EventQueue {
         self.next_seq += 1;
         let e = Entry { time, seq, event };
         match event {
-            Event::SenderTimer(_) | Event::AckTimer(_) | Event::App(..) => self.timers.push(e),
+            Event::SenderTimer(_) | Event::AckTimer(_) | Event::App(..) => {
+                self.timers.push(e);
+                self.timer_head = None;
+            }
             _ => self.net.push(e),
         }
     }
@@ -230,11 +240,18 @@ impl EventQueue {
         if self.processed & (REBALANCE_EVERY - 1) == 0 {
             self.rebalance();
         }
-        let (from_net, time) = match (self.net.head(), self.timers.head()) {
-            (Some(a), Some(b)) if b.key() < a.key() => (false, b.time),
-            (Some(a), _) => (true, a.time),
-            (None, Some(b)) => (false, b.time),
-            (None, None) => return None,
+        let timer = match self.timer_head {
+            Some(k) => k,
+            None => {
+                let k = self.timers.head().map_or(u128::MAX, Entry::key);
+                self.timer_head = Some(k);
+                k
+            }
+        };
+        let (from_net, time) = match self.net.head() {
+            Some(a) if a.key() <= timer => (true, a.time),
+            _ if timer == u128::MAX => return None,
+            _ => (false, SimTime((timer >> 64) as u64)),
         };
         if time > limit {
             return None;
@@ -242,6 +259,7 @@ impl EventQueue {
         let e = if from_net {
             self.net.pop(hole)
         } else {
+            self.timer_head = None;
             self.timers.pop(hole)
         };
         self.processed += 1;
@@ -256,6 +274,7 @@ impl EventQueue {
             self.net.rebalance(t, self.horizon, NET_SWITCH);
         }
         if let Some(t) = self.timers.head().map(|e| e.time) {
+            self.timer_head = None;
             self.timers.rebalance(t, TIMER_HORIZON, TIMER_SWITCH);
         }
     }
