@@ -113,10 +113,6 @@ impl Simulation {
         for (entry, t) in scenario.traffic.iter().enumerate() {
             sim.add_traffic(entry, t, &mut start_rng);
         }
-        let routes = &sim.routes;
-        for f in &mut sim.flows {
-            f.hops = [routes.next_hop(f.src, f.dst), routes.next_hop(f.dst, f.src)];
-        }
         if let Some(spec) = &scenario.capture {
             sim.start_captures(spec)?;
         }
@@ -433,7 +429,7 @@ impl Simulation {
             } else {
                 let mut flow = Flow::new(this, FlowKind::Relay, pair, (s.from, s.to), ends);
                 flow.start = start;
-                self.flows.push(flow);
+                self.push_flow(flow);
             }
             let f = &mut self.flows[this.idx()];
             f.entry = entry;
@@ -476,6 +472,18 @@ impl Simulation {
         self.add_flow(flow, app, start, stop);
     }
 
+    /// Add `flow` to the flows, with its first hop from each end as the
+    /// routing table holds it (every flow, whether the scenario's or one
+    /// an application opens during the run).
+    fn push_flow(&mut self, mut flow: Flow) {
+        let routes = &self.routes;
+        flow.hops = [
+            routes.next_hop(flow.src, flow.dst),
+            routes.next_hop(flow.dst, flow.src),
+        ];
+        self.flows.push(flow);
+    }
+
     /// Add `flow` driven by its own application `app`, which starts at
     /// `start` and stops at `stop`.
     fn add_flow(&mut self, mut flow: Flow, app: App, start: SimTime, stop: Option<SimTime>) {
@@ -485,7 +493,7 @@ impl Simulation {
         flow.stop = stop;
         self.taps.seq.flow_added(self.end_to_end.len(), flow.id);
         self.end_to_end.push(flow.id);
-        self.flows.push(flow);
+        self.push_flow(flow);
         self.queue
             .schedule(start, Event::App(app_id, AppTimer::Start));
         if let Some(stop) = stop {
