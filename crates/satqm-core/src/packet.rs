@@ -115,17 +115,28 @@ impl Packet {
             flow,
             src,
             dst,
-            size: 0,
             kind,
-            flags: 0,
-            seq: 0,
-            len: 0,
-            ack: 0,
-            rwnd: 0,
-            n_sack: 0,
-            sack: [[0; 2]; MAX_SACK_BLOCKS],
+            ..Packet::BLANK
         }
     }
+
+    /// A packet with nothing in it, for a place a packet is written into
+    /// later (a port's next packet to send).
+    pub const BLANK: Packet = Packet {
+        uid: 0,
+        flow: FlowId(0),
+        src: NodeId(0),
+        dst: NodeId(0),
+        size: 0,
+        kind: PacketKind::TcpData,
+        flags: 0,
+        seq: 0,
+        len: 0,
+        ack: 0,
+        rwnd: 0,
+        n_sack: 0,
+        sack: [[0; 2]; MAX_SACK_BLOCKS],
+    };
 
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0

@@ -218,7 +218,8 @@ impl Link {
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) {
-        if let Some((pkt, index)) = self.port.next_to_send(now, self.rate, aqms, sink) {
+        let mut pkt = Packet::BLANK;
+        if let Some(index) = self.port.next_to_send(now, self.rate, aqms, sink, &mut pkt) {
             self.transmit(l, now, &pkt, index, sink);
             self.port.wake_if_waiting(l, sink);
         }

@@ -554,15 +554,22 @@ impl Port {
     }
 
     /// The transmitter is free: the next packet to serialize, after any
-    /// drops an AQM deciding at dequeue makes. Held-back packets enter the
+    /// drops an AQM deciding at dequeue makes, written into `out`; its
+    /// index among the port's arrivals. Held-back packets enter the
     /// buffer, in order, as room frees.
+    ///
+    /// The packet is written into the caller's place rather than returned
+    /// in an `Option`: moving a packet out of an `Option` copies it around
+    /// the byte that tells `None` apart, and the transmitter's copy of it
+    /// then stalls (see [`Buffer::take`](crate::queue::Buffer::take)).
     pub fn next_to_send(
         &mut self,
         now: SimTime,
         rate: Rate,
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
-    ) -> Option<(Packet, u64)> {
+        out: &mut Packet,
+    ) -> Option<u64> {
         if self.paced() {
             if now == self.cold.wake_at {
                 self.txdone_pending = false; // else a stale wake-up
@@ -575,14 +582,18 @@ impl Port {
             self.txdone_pending = false;
         }
         loop {
-            let mut q = self.queue.pop(now)?;
+            if self.queue.is_empty() {
+                return None;
+            }
+            let mut q = self.queue.take(now);
             self.bytes -= q.pkt.size as u64;
             if self.backpressure {
                 self.admit_held(now, sink);
             }
             let (verdict, ecn) = self.notify_departure(now, rate, now - q.enqueued_at, aqms);
             if self.act(verdict, ecn, &mut q.pkt, q.index, sink).admitted() {
-                return Some((q.pkt, q.index));
+                *out = q.pkt;
+                return Some(q.index);
             }
             if self.queue.is_empty() {
                 if let Some(a) = self.aqm {

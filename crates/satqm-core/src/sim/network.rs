@@ -224,7 +224,7 @@ impl Simulation {
     /// The packet at the head of link `l`'s delay line reaches the far end.
     pub(super) fn arrive(&mut self, l: LinkId) -> Result<()> {
         let link = &mut self.links[l.idx()];
-        let (_, mut pkt) = link.line.pop_front().expect("Arrive without a packet");
+        let mut pkt = link.line.take_front();
         let to = link.to;
         if let Some(&(t, _)) = link.line.front() {
             self.queue.schedule(t, Event::Arrive(l));

@@ -114,12 +114,18 @@ impl Simulation {
             self.taps.seq.sent(self.now, &out);
         }
         let mut result = Ok(());
-        for mut pkt in out.drain(..) {
+        // Copied out of a reference, not moved out of `drain`: a packet
+        // moved out of the `Option` an iterator yields is copied around
+        // the byte that tells `None` apart, and the hop's next copy of it
+        // stalls (see `Buffer::take`).
+        for pkt in &out {
+            let mut pkt = *pkt;
             let hop = self.flows[pkt.flow.idx()].first_hop(pkt.src, pkt.dst);
             if let Err(e) = self.forward(pkt.src, &mut pkt, hop) {
                 result = Err(e);
             }
         }
+        out.clear();
         self.out = out;
         result
     }
