@@ -102,23 +102,16 @@ impl Buffer {
         }
     }
 
-    /// The next packet to serialize at `now`, taken out of the buffer.
-    #[inline]
-    pub fn pop(&mut self, now: SimTime) -> Option<Queued> {
-        if self.len == 0 {
-            return None;
-        }
-        Some(self.take(now))
-    }
-
-    /// [`pop`](Self::pop) from a buffer that is not empty.
+    /// The next packet to serialize at `now`, taken out of the buffer
+    /// (which is not empty).
     ///
-    /// Returned as a plain `Queued`: an `Option<Queued>` on the stack is
-    /// copied around the byte that tells `None` apart (the packet's kind),
-    /// in 16-byte words of which the last overlaps the one before, and the
-    /// next copy of the packet loads across two of those stores, which the
-    /// processor cannot forward (a stall of a dozen cycles or more on
-    /// every packet that leaves a buffer).
+    /// Returned as a plain `Queued`, not in an `Option`: an
+    /// `Option<Queued>` on the stack is copied around the byte that tells
+    /// `None` apart (the packet's kind), in 16-byte words of which the last
+    /// overlaps the one before, and the next copy of the packet loads
+    /// across two of those stores, which the processor cannot forward (a
+    /// stall of a dozen cycles or more on every packet that leaves a
+    /// buffer).
     #[inline]
     pub fn take(&mut self, now: SimTime) -> Queued {
         debug_assert!(self.len > 0, "take from an empty buffer");
@@ -136,7 +129,7 @@ impl Buffer {
     }
 
     /// The two virtual queues, if this is a parallel buffer. (Packets go
-    /// in and out only through [`push`](Self::push) and [`pop`](Self::pop),
+    /// in and out only through [`push`](Self::push) and [`take`](Self::take),
     /// which keep the count.)
     #[inline]
     pub fn parallel(&self) -> Option<&ParallelQueues> {
