@@ -142,7 +142,8 @@ impl Calendar {
             ..
         } = self;
         let near = near.into_iter().skip(next);
-        near.chain(slots.into_iter().flatten()).chain(far.v)
+        near.chain(slots.into_iter().flatten())
+            .chain(far.into_entries())
     }
 
     /// `near` is empty: move in the events of the next slot that holds
@@ -161,7 +162,7 @@ impl Calendar {
         if self.in_slots > 0 {
             w = here + self.next_occupied(here as usize % SLOTS);
         }
-        if let Some(e) = self.far.v.first() {
+        if let Some(e) = self.far.first() {
             w = w.min(e.time.0 >> self.shift);
         }
         if w == u64::MAX {
@@ -177,7 +178,7 @@ impl Calendar {
             self.in_slots -= slot.len();
             self.near.append(slot);
         }
-        while self.far.v.first().is_some_and(|e| e.time < end) {
+        while self.far.first().is_some_and(|e| e.time < end) {
             self.near.push(self.far.pop());
         }
         insertion_sort(&mut self.near);

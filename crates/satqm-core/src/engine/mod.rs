@@ -113,7 +113,7 @@ impl Pending {
         match self {
             Pending::Heap(h) => {
                 h.settle();
-                h.v.first()
+                h.first()
             }
             Pending::Calendar(c) => c.head(),
         }
@@ -160,7 +160,7 @@ impl Pending {
             Pending::Heap(mut h) => {
                 h.settle();
                 let mut c = Calendar::new(horizon, now);
-                for e in h.v {
+                for e in h.into_entries() {
                     c.push(e);
                 }
                 Pending::Calendar(Box::new(c))
