@@ -40,6 +40,7 @@ pub mod net;
 pub mod packet;
 pub mod probe;
 pub mod queue;
+pub mod ring;
 pub mod rng;
 pub mod sim;
 pub mod time;

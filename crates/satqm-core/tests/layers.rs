@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Layers from the bottom; a module may use its own layer and those below.
 const LAYERS: &[&[&str]] = &[
     &[
-        "time", "units", "ids", "rng", "error", "packet", "engine", "hint", "alloc",
+        "time", "units", "ids", "rng", "error", "packet", "engine", "hint", "alloc", "ring",
     ],
     &["queue", "fluid"],
     &["aqm"],

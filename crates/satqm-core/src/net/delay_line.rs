@@ -10,9 +10,8 @@
 //! line is served from the ring alone, and no packet is moved from one to
 //! the other.
 
-use std::collections::VecDeque;
-
 use crate::packet::Packet;
+use crate::ring::Ring;
 use crate::time::SimTime;
 
 /// A packet on the line and the time it reaches the far end.
@@ -22,7 +21,7 @@ pub type OnLine = (SimTime, Packet);
 #[repr(C)]
 pub struct DelayLine {
     /// The packets after `inline` (all of them if it is empty), in order.
-    ring: VecDeque<OnLine>,
+    ring: Ring<OnLine>,
     /// The first packet, if it came to an empty line.
     inline: Option<OnLine>,
 }
@@ -60,9 +59,7 @@ impl DelayLine {
             self.inline = None;
             return p;
         }
-        let p = self.ring.front().expect("a packet on the line").1;
-        self.ring.pop_front();
-        p
+        self.ring.take_front().1
     }
 
     #[inline]
@@ -112,6 +109,7 @@ mod tests {
     use super::*;
     use crate::ids::{FlowId, NodeId};
     use crate::packet::PacketKind;
+    use std::collections::VecDeque;
 
     fn item(t: u64) -> OnLine {
         let p = Packet::new(t, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);

@@ -8,9 +8,8 @@
 
 pub mod parallel;
 
-use std::collections::VecDeque;
-
 use crate::packet::Packet;
+use crate::ring::Ring;
 use crate::time::SimTime;
 
 pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
@@ -60,14 +59,14 @@ pub struct Buffer {
 #[derive(Debug)]
 enum BufferKind {
     /// First in, first out.
-    Fifo(VecDeque<Queued>),
+    Fifo(Ring<Queued>),
     /// Two virtual queues with a bandwidth split (RED+Tail).
     Parallel(Box<ParallelQueues>),
 }
 
 impl Default for BufferKind {
     fn default() -> Self {
-        BufferKind::Fifo(VecDeque::new())
+        BufferKind::Fifo(Ring::new())
     }
 }
 
@@ -117,11 +116,7 @@ impl Buffer {
         debug_assert!(self.len > 0, "take from an empty buffer");
         self.len -= 1;
         match &mut self.kind {
-            BufferKind::Fifo(f) => {
-                let q = *f.front().expect("buffer length out of step with its queue");
-                f.pop_front();
-                q
-            }
+            BufferKind::Fifo(f) => f.take_front(),
             BufferKind::Parallel(p) => p
                 .pop(now)
                 .expect("buffer length out of step with its queues"),
