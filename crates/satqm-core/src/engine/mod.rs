@@ -231,6 +231,20 @@ impl EventQueue {
         }
     }
 
+    /// [`schedule`](Self::schedule) for a network event (not a timer),
+    /// inline: the next arrival on a delay line, which nearly every
+    /// arrival schedules.
+    #[inline(always)]
+    pub fn schedule_network(&mut self, time: SimTime, event: Event) {
+        debug_assert!(!matches!(
+            event,
+            Event::SenderTimer(_) | Event::AckTimer(_) | Event::App(..)
+        ));
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.net.push(Entry { time, seq, event });
+    }
+
     /// The next event if it is due at or before `limit` (the run loop's
     /// peek and pop in one look at the two heads). `hole`: a queue that is
     /// a heap leaves its head's place for the next event it is given (see

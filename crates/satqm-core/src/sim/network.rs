@@ -227,7 +227,7 @@ impl Simulation {
         let mut pkt = link.line.take_front();
         let to = link.to;
         if let Some(&(t, _)) = link.line.front() {
-            self.queue.schedule(t, Event::Arrive(l));
+            self.queue.schedule_network(t, Event::Arrive(l));
         }
         if pkt.dst == to {
             self.deliver(pkt)
