@@ -51,9 +51,9 @@ const NEVER: Entry = Entry {
 /// first refills the hole ([`Heap::settle`]).
 #[derive(Debug)]
 pub(super) struct Heap {
-    /// The entries (`n` of them), then [`PAD`] entries due never.
+    /// The entries ([`n`](Self::n) of them), then [`PAD`] entries due
+    /// never.
     v: Vec<Entry>,
-    n: usize,
     /// `v[0]` was popped already (and the heap is not empty).
     hole: bool,
 }
@@ -62,7 +62,6 @@ impl Default for Heap {
     fn default() -> Heap {
         Heap {
             v: vec![NEVER; PAD],
-            n: 0,
             hole: false,
         }
     }
@@ -70,20 +69,26 @@ impl Default for Heap {
 
 impl Heap {
     pub(super) fn len(&self) -> usize {
-        self.n - self.hole as usize
+        self.n() - self.hole as usize
+    }
+
+    /// Entries in `v`, the hole's place included.
+    #[inline(always)]
+    fn n(&self) -> usize {
+        self.v.len() - PAD
     }
 
     /// The least entry (the heap settled).
     #[inline(always)]
     pub(super) fn first(&self) -> Option<&Entry> {
         debug_assert!(!self.hole);
-        (self.n > 0).then(|| &self.v[0])
+        (self.n() > 0).then(|| &self.v[0])
     }
 
     /// The entries, in no particular order (the heap settled).
-    pub(super) fn into_entries(mut self) -> std::vec::Vec<Entry> {
+    pub(super) fn into_entries(mut self) -> Vec<Entry> {
         debug_assert!(!self.hole);
-        self.v.truncate(self.n);
+        self.v.truncate(self.n());
         self.v
     }
 
@@ -96,8 +101,7 @@ impl Heap {
         }
         // Sift up, moving parents down into the hole; the new last entry
         // takes a padding entry's place, and the padding grows by one.
-        let i = self.n;
-        self.n += 1;
+        let i = self.n();
         self.v.push(NEVER);
         self.sift_up(i, e);
     }
@@ -123,8 +127,8 @@ impl Heap {
     /// (which is below `n`).
     #[inline(always)]
     fn kids(&self, first: usize) -> &[Entry; ARITY] {
-        debug_assert!(first < self.n && self.v.len() == self.n + PAD);
-        // SAFETY: `first < n`, and `v` holds `n + PAD` entries, so
+        debug_assert!(first < self.n());
+        // SAFETY: `first < n = v.len() - PAD`, so
         // `first + ARITY - 1 = first + PAD < v.len()`.
         unsafe { &*(self.v.as_ptr().add(first) as *const [Entry; ARITY]) }
     }
@@ -134,7 +138,7 @@ impl Heap {
     /// [`NEVER`]'s and the least child of a node with children is one).
     #[inline(always)]
     fn copy_within(&mut self, from: usize, to: usize) {
-        debug_assert!(from < self.n && to < self.n);
+        debug_assert!(from < self.n() && to < self.n());
         // SAFETY: both are below `n`, and `n < v.len()`.
         unsafe {
             let p = self.v.as_mut_ptr();
@@ -146,7 +150,7 @@ impl Heap {
     #[inline(always)]
     fn sift_down(&mut self, mut i: usize, e: Entry) {
         let key = e.key();
-        let n = self.n;
+        let n = self.n();
         loop {
             let first = i * ARITY + 1;
             if first >= n {
@@ -193,9 +197,8 @@ impl Heap {
     #[inline(always)]
     fn refill(&mut self) {
         self.hole = false;
-        debug_assert!(self.n > 0, "a hole is in a non-empty heap");
-        self.n -= 1;
-        let n = self.n;
+        debug_assert!(self.n() > 0, "a hole is in a non-empty heap");
+        let n = self.n() - 1;
         let last = std::mem::replace(&mut self.v[n], NEVER);
         self.v.pop();
         if n == 0 {
@@ -229,7 +232,7 @@ impl Heap {
     /// The head, leaving a hole (the heap settled and not empty).
     #[inline]
     pub(super) fn take(&mut self) -> Entry {
-        debug_assert!(!self.hole && self.n > 0);
+        debug_assert!(!self.hole && self.n() > 0);
         self.hole = true;
         self.v[0]
     }
@@ -239,7 +242,7 @@ impl Heap {
     #[inline(always)]
     pub(super) fn next_two(&self) -> (Option<&Entry>, Option<&Entry>) {
         debug_assert!(!self.hole);
-        let v = &self.v[..self.n];
+        let v = &self.v[..self.n()];
         let second = v
             .get(1..v.len().min(ARITY + 1))
             .and_then(|kids| kids.iter().min_by_key(|e| e.key()));
@@ -265,7 +268,7 @@ mod tests {
             });
             if s % 3 == 0 {
                 h.settle();
-                let mut keys: Vec<u128> = h.v[..h.n].iter().map(Entry::key).collect();
+                let mut keys: Vec<u128> = h.v[..h.n()].iter().map(Entry::key).collect();
                 keys.sort();
                 let two = |h: &Heap| {
                     let (a, b) = h.next_two();
@@ -306,7 +309,8 @@ mod tests {
         for (time, seq) in expected {
             let e = h.pop();
             assert_eq!((e.time, e.seq), (time, seq));
-            assert_eq!(h.v.len(), h.n + PAD);
+            assert_eq!(h.v.len(), h.n() + PAD);
+            assert!(h.v[h.n()..].iter().all(|e| e.key() == NEVER.key()));
         }
         assert!(h.first().is_none());
     }
