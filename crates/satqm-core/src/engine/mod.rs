@@ -219,15 +219,13 @@ impl EventQueue {
 
     #[inline]
     pub fn schedule(&mut self, time: SimTime, event: Event) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let e = Entry { time, seq, event };
         match event {
             Event::SenderTimer(_) | Event::AckTimer(_) | Event::App(..) => {
-                self.timers.push(e);
+                let seq = self.take_seq();
+                self.timers.push(Entry { time, seq, event });
                 self.timer_head = None;
             }
-            _ => self.net.push(e),
+            _ => self.schedule_network(time, event),
         }
     }
 
@@ -240,9 +238,15 @@ impl EventQueue {
             event,
             Event::SenderTimer(_) | Event::AckTimer(_) | Event::App(..)
         ));
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let seq = self.take_seq();
         self.net.push(Entry { time, seq, event });
+    }
+
+    /// The next event's place in the order of scheduling.
+    #[inline(always)]
+    fn take_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq - 1
     }
 
     /// The next event if it is due at or before `limit` (the run loop's
