@@ -84,9 +84,13 @@ impl<T: Copy> Ring<T> {
 
     /// The first item, removed (the ring is not empty).
     ///
-    /// A plain copy, not an `Option`: for a packet, moving it out of an
-    /// `Option` copies it around the byte that tells `None` apart, and the
-    /// next copy of it stalls (see `DelayLine::take_front`).
+    /// A plain copy, not an `Option`, which is how packets leave the
+    /// simulator's queues: moving a packet out of an `Option` copies it
+    /// around the byte that tells `None` apart (the packet's kind), in
+    /// 16-byte words of which the last overlaps the one before, and the
+    /// next copy of the packet loads across two of those stores, which the
+    /// processor cannot forward (a stall of a dozen cycles or more on
+    /// every hop).
     #[inline]
     pub fn take_front(&mut self) -> T {
         assert!(self.len > 0, "take_front from an empty ring");

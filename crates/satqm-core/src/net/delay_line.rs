@@ -44,14 +44,9 @@ impl DelayLine {
         }
     }
 
-    /// The first packet, removed (the line is not empty).
-    ///
-    /// Copied out of its place as a plain packet: moving out the
-    /// `Option<OnLine>` that `pop_front` returns copies the packet
-    /// around the byte that tells `None` apart, in 16-byte words whose
-    /// last overlaps the one before; the next copy of it then loads across
-    /// two stores, which the processor cannot forward (a stall of a dozen
-    /// cycles or more on every arrival).
+    /// The first packet, removed (the line is not empty): a plain copy,
+    /// not the `Option` of [`pop_front`](Self::pop_front) (see
+    /// [`Ring::take_front`]).
     #[inline]
     pub fn take_front(&mut self) -> Packet {
         if let Some((_, p)) = &self.inline {

@@ -561,7 +561,7 @@ impl Port {
     /// The packet is written into the caller's place rather than returned
     /// in an `Option`: moving a packet out of an `Option` copies it around
     /// the byte that tells `None` apart, and the transmitter's copy of it
-    /// then stalls (see [`Buffer::take`](crate::queue::Buffer::take)).
+    /// then stalls (see [`Ring::take_front`](crate::ring::Ring::take_front)).
     pub fn next_to_send(
         &mut self,
         now: SimTime,

@@ -102,15 +102,8 @@ impl Buffer {
     }
 
     /// The next packet to serialize at `now`, taken out of the buffer
-    /// (which is not empty).
-    ///
-    /// Returned as a plain `Queued`, not in an `Option`: an
-    /// `Option<Queued>` on the stack is copied around the byte that tells
-    /// `None` apart (the packet's kind), in 16-byte words of which the last
-    /// overlaps the one before, and the next copy of the packet loads
-    /// across two of those stores, which the processor cannot forward (a
-    /// stall of a dozen cycles or more on every packet that leaves a
-    /// buffer).
+    /// (which is not empty): a plain `Queued`, not in an `Option` (see
+    /// [`Ring::take_front`]).
     #[inline]
     pub fn take(&mut self, now: SimTime) -> Queued {
         debug_assert!(self.len > 0, "take from an empty buffer");

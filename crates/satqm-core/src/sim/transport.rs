@@ -117,7 +117,7 @@ impl Simulation {
         // Copied out of a reference, not moved out of `drain`: a packet
         // moved out of the `Option` an iterator yields is copied around
         // the byte that tells `None` apart, and the hop's next copy of it
-        // stalls (see `Buffer::take`).
+        // stalls (see `Ring::take_front`).
         for pkt in &out {
             let mut pkt = *pkt;
             let hop = self.flows[pkt.flow.idx()].first_hop(pkt.src, pkt.dst);
