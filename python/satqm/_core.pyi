@@ -40,6 +40,21 @@ def validate(
 ) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
 
+class _MemoryEstimate(TypedDict):
+    total: float
+    base: float
+    parts: list[tuple[str, float, float, str, float]]
+
+def estimate_memory(
+    text: str,
+    seed: int | None = None,
+    duration: float | None = None,
+    capture: list[str] | None = None,
+) -> _MemoryEstimate:
+    """The up-front memory estimate of a scenario run from Python (bytes), whatever
+    its limit: ``total``, ``base`` (what the process holds before the run) and each
+    part as ``(name, bytes, count, what, each)``."""
+
 def parse_quantity(
     value: str | float, dim: Literal["time", "rate", "bytes"], path: str = "value"
 ) -> float:

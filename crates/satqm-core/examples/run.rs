@@ -9,7 +9,7 @@ fn main() {
     let text = std::fs::read_to_string(&path).expect("read scenario");
     if std::env::var("ESTIMATE").is_ok() {
         if let Ok(s) = satqm_core::config::Scenario::from_toml(&text) {
-            let est = satqm_core::Simulation::estimate_memory(&s);
+            let est = satqm_core::Simulation::estimate_memory(&s, satqm_core::sim::Host::Rust);
             for p in &est.parts {
                 println!(
                     "estimate {:26} {:14.0} bytes ({:.0} {} x {:.0})",

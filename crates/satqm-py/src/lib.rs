@@ -16,7 +16,7 @@ use satqm_core::error::{ConfigError as CoreConfigError, Error};
 use satqm_core::fluid::{params_from_columns, Interpolation, MgtBatch, MgtSettings};
 use satqm_core::net::DropReason;
 use satqm_core::probe::{Column, SeqEvent};
-use satqm_core::sim::FlowSummary;
+use satqm_core::sim::{FlowSummary, Host};
 use satqm_core::units::Quantity;
 use satqm_core::{Scenario, SimTime};
 
@@ -117,7 +117,7 @@ fn validate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let s = scenario(py, text, seed, duration, max_memory, capture)?;
     // Building checks what needs the topology (link names of AQMs).
-    satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
+    satqm_core::Simulation::new_in(&s, Host::Python).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
     d.set_item("name", s.name.as_str())?;
     d.set_item("seed", s.seed)?;
@@ -128,6 +128,31 @@ fn validate<'py>(
         "flows",
         s.traffic.iter().map(|t| t.pairs.len()).sum::<usize>(),
     )?;
+    Ok(d)
+}
+
+/// The up-front memory estimate of a scenario run from Python, whatever
+/// its limit: `total` (bytes), what the process holds before the run
+/// (`base`), and each part as `(name, bytes, count, what, each)`.
+#[pyfunction]
+#[pyo3(signature = (text, seed=None, duration=None, capture=None))]
+fn estimate_memory<'py>(
+    py: Python<'py>,
+    text: &str,
+    seed: Option<u64>,
+    duration: Option<f64>,
+    capture: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = scenario(py, text, seed, duration, None, capture)?;
+    let est = satqm_core::Simulation::estimate_memory(&s, Host::Python);
+    let d = PyDict::new(py);
+    d.set_item("total", est.total())?;
+    d.set_item("base", est.base)?;
+    let parts = PyList::empty(py);
+    for p in &est.parts {
+        parts.append((p.name, p.bytes, p.how.count, p.how.what, p.how.each))?;
+    }
+    d.set_item("parts", parts)?;
     Ok(d)
 }
 
@@ -193,7 +218,7 @@ impl Simulation {
         capture: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let s = scenario(py, text, seed, duration, max_memory, capture)?;
-        let sim = satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
+        let sim = satqm_core::Simulation::new_in(&s, Host::Python).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
     }
 
@@ -469,6 +494,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_replay, m)?)?;
     m.add_function(wrap_pyfunction!(fluid_simulate, m)?)?;

@@ -177,6 +177,14 @@ impl Captures {
         file.packets += 1;
     }
 
+    /// Bytes written so far, over every file.
+    pub fn bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|f| f.writer.get_ref().len() as u64)
+            .sum()
+    }
+
     /// The captures: each link direction's name, its packets and its pcapng
     /// bytes.
     pub fn files(&self) -> Vec<(String, u64, &[u8])> {

@@ -4,10 +4,12 @@
 //! guess.
 
 use crate::error::ConfigError;
+use crate::time::SimTime;
 use crate::transport::atsp::{AtspConfig, Cut};
 use crate::units::{int_in, quantity_time};
 
 use super::raw::RawAtsp;
+use super::traffic::MIN_PACKET_GAP;
 
 /// A finite `v` in `[lo, hi]` (`lo` excluded unless `lo_ok`).
 fn real(v: f64, path: &str, lo: f64, lo_ok: bool, hi: f64) -> Result<f64, ConfigError> {
@@ -77,6 +79,19 @@ pub(super) fn atsp(raw: Option<&RawAtsp>, path: &str) -> Result<AtspConfig, Conf
         Some(q) => quantity_time(q, &format!("{p}.initial_rtt"), false)?,
         None => d.initial_rtt,
     };
+    // The first `alpha` packets are paced over it.
+    let floor = SimTime(MIN_PACKET_GAP.ns() * alpha as u64);
+    if initial_rtt < floor {
+        return Err(ConfigError::new(
+            format!("{p}.initial_rtt"),
+            format!(
+                "must be at least {} ns: the first alpha = {alpha} packets are paced over it, \
+                 and satqm paces a source's packets at least {} ns apart",
+                floor.ns(),
+                MIN_PACKET_GAP.ns()
+            ),
+        ));
+    }
     Ok(AtspConfig {
         alpha,
         beta,
@@ -137,6 +152,15 @@ mod tests {
             "traffic[0].atsp.w_min: must be > 0 and at most 500"
         );
         assert!(err(&with("atsp = { w_max = 500, gamma = 1 }")).contains("gamma"));
+        assert_eq!(
+            err(&with("atsp = { w_max = 500, initial_rtt = \"1 ns\" }")),
+            "traffic[0].atsp.initial_rtt: must be at least 2000 ns: the first alpha = 20 \
+             packets are paced over it, and satqm paces a source's packets at least 100 ns apart"
+        );
+        assert_eq!(
+            err(&with("atsp = { w_max = 500, initial_rtt = \"2 us\" }")),
+            "ok"
+        );
     }
 
     #[test]

@@ -315,6 +315,12 @@ fn bulk(t: &RawTraffic, path: &str, tcp_base: &RawTcp) -> Result<TrafficKind, Co
     Ok(TrafficKind::Bulk { size, tcp })
 }
 
+/// The shortest time a source may leave between two packets: ten million
+/// packets a second (120 Gbit/s of 1,500-byte packets). A source paced
+/// faster is a slip of units, not a network, and would hold or drop
+/// packets by the billion.
+pub(super) const MIN_PACKET_GAP: SimTime = SimTime(100);
+
 fn cbr(t: &RawTraffic, path: &str) -> Result<TrafficKind, ConfigError> {
     let rate = required(&t.rate, path, "rate", "cbr traffic")?;
     let rate = quantity_rate(rate, &format!("{path}.rate"))?;
@@ -322,6 +328,19 @@ fn cbr(t: &RawTraffic, path: &str) -> Result<TrafficKind, ConfigError> {
         Some(p) => int_in(p, &format!("{path}.packet_size"), 1, 65_507)? as u32,
         None => 1000,
     };
+    let gap = rate.tx_time(packet_size);
+    if gap < MIN_PACKET_GAP {
+        return Err(ConfigError::new(
+            format!("{path}.rate"),
+            format!(
+                "sends a {packet_size}-byte packet every {} ns, faster than satqm paces a \
+                 source (packets at least {} ns apart): at most {} bit/s at this packet_size",
+                gap.ns(),
+                MIN_PACKET_GAP.ns(),
+                packet_size as u64 * 8 * 1_000_000_000 / MIN_PACKET_GAP.ns(),
+            ),
+        ));
+    }
     Ok(TrafficKind::Cbr { rate, packet_size })
 }
 
@@ -472,6 +491,19 @@ mod tests {
         assert_eq!(
             err(&with("kind = \"web_mice\"\nsessions = 2")),
             "traffic[0].pareto: is required for web_mice"
+        );
+    }
+
+    #[test]
+    fn a_cbr_source_paced_faster_than_100_ns_is_refused() {
+        assert_eq!(
+            err(&with("kind = \"cbr\"\nrate = \"10 Tbps\"\npacket_size = 1000")),
+            "traffic[0].rate: sends a 1000-byte packet every 1 ns, faster than satqm paces a \
+             source (packets at least 100 ns apart): at most 80000000000 bit/s at this packet_size"
+        );
+        assert_eq!(
+            err(&with("kind = \"cbr\"\nrate = \"80 Gbps\"\npacket_size = 1000")),
+            "ok"
         );
     }
 }

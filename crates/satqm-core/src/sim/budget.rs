@@ -1,38 +1,55 @@
-//! The up-front estimate of a run's memory, from the scenario's size alone,
-//! and the refusal of a scenario whose estimate is above
-//! `simulation.max_memory`.
+//! The memory of a run: the up-front estimate, from the scenario's size
+//! alone, with the refusal of a scenario whose estimate is above
+//! `simulation.max_memory`; and the check, as the run goes, of what can
+//! grow past that estimate ([`guard`]).
 //!
 //! A run's memory grows while it runs (windows open, buffers fill, the
 //! sampler and the logs append rows), so a scenario too large for the
 //! machine would otherwise end in an allocation failure deep inside the
 //! run, which aborts the process. The estimate is made before anything is
-//! built and allocates nothing that grows with the scenario.
+//! built and allocates nothing that grows with the scenario. It is of the
+//! whole process: what the process holds before the run ([`Host`]: a Rust
+//! program, or Python with numpy, pandas and pyarrow loaded), the run, and
+//! the results the process builds from it.
 //!
 //! What it counts, each part from the sizes of the structures that hold it
 //! (`std::mem::size_of`), at the most the scenario lets it reach:
 //!
 //! - **flows**: every connection the run opens (a web slot or web mouse
 //!   opens one per page or file, short flows one per arrival; a PEP adds
-//!   one per flow it splits) with its sender and receiver, and the
-//!   segments a sender keeps in flight. A sender's segments are bounded by
-//!   its window, the transfer's size and twice what its path holds; the
-//!   senders together hold at most a few times what the network holds.
-//! - **buffers**: every port's buffer at its limit and every link's delay
-//!   line full (rate x delay), both in packets; without CBR traffic, no
-//!   more than the TCP windows can put in the network.
+//!   one per flow it splits) with its sender, receiver and summary row,
+//!   and the segments the senders keep (twice the packets of the windows
+//!   in flight: a sender's ring keeps the most it ever held, rounded up to
+//!   a power of two).
+//! - **link buffers**: every link with its first ring slots, and the
+//!   packets queued or in flight. TCP puts in the network no more than its
+//!   windows, and its windows together no more than twice what the
+//!   bottleneck holds (its buffer and a round trip at its rate) besides a
+//!   few packets per connection; each packet of a window takes a slot in
+//!   the rings of the links it crosses (data one way, its ACK back). CBR
+//!   fills every buffer and delay line on its way.
+//! - **held back by backpressure**: a CBR source that offers more than
+//!   its first link carries, where that link has `backpressure`, has the
+//!   rest held back in its host, for as long as it sends.
 //! - **applications**: one per bulk or CBR flow, web slot and web mouse.
 //! - **sampler**: one row per monitored link per sample interval, and the
-//!   traced windows.
-//! - **logs**: at most one drop-log row per packet the bottleneck carries
-//!   (its rate in packets per second over the run) plus each CBR source's
-//!   packets, and no more than `simulation.log_drops` rows; at most one
-//!   congestion-log row per drop, and per flow per round trip.
+//!   traced windows and traffic.
+//! - **logs**: drop-log rows (at most `simulation.log_drops`), one per
+//!   packet TCP loses and per CBR packet; TCP's share of lost packets grows
+//!   as its connections' share of the bottleneck shrinks ([`tcp_loss`]).
+//!   At most one congestion-log row per drop, and per connection per round
+//!   trip; the sequence records of the traced connections.
 //! - **packet captures**: each captured link, both directions, full for
 //!   the capture's time window (its rate in the smallest data packets per
 //!   second), each packet a pcapng block of its snap length.
 //!
-//! The estimate is an order of magnitude, not an accounting: the unit
-//! tests hold it to a factor of about two of measured peak memory.
+//! Under Python each table's rows are also copied into numpy arrays, a
+//! DataFrame and, when saved, an Arrow table; each capture into a Python
+//! `bytes`; each flow into the `flows` table ([`Host::Python`]).
+//!
+//! The estimate is an order of magnitude, not an accounting: across the
+//! scale bench (1 to 100,000 flows, 10 Mbit/s to 10 Gbit/s) it lies
+//! between one and four times the measured peak (docs/reliability.md).
 
 use std::mem::size_of;
 
@@ -41,8 +58,8 @@ use crate::config::{Scenario, TrafficKind};
 use crate::engine::Event;
 use crate::error::ConfigError;
 use crate::net::DelayModel;
+use crate::packet::Packet;
 use crate::queue::{BufferLimit, Queued};
-use crate::time::SimTime;
 use crate::topology::{AccessDelay, AccessSpec, LinkSpec, Topology};
 use crate::traffic::{App, WebMouse};
 use crate::transport::tcp::segments::Seg;
@@ -55,18 +72,73 @@ pub(crate) const SAMPLE_ROW: u64 = 224;
 pub(crate) const DROP_ROW: u64 = 30;
 pub(crate) const CONGESTION_ROW: u64 = 49;
 pub(crate) const CWND_ROW: u64 = 36;
+pub(crate) const TRAFFIC_ROW: u64 = 20;
+pub(crate) const SEQ_ROW: u64 = 29;
 /// Per-flow figures the summary computes at the end.
 const FLOW_SUMMARY: u64 = 152;
-/// What a run needs before its scenario adds anything: code, stacks, the
-/// allocator's own tables.
-const BASE: f64 = 8e6;
+/// What a Rust program needs before its scenario adds anything: code,
+/// stacks, the allocator's own tables.
+const RUST_BASE: f64 = 8e6;
+/// What a Python process holds before the run: the interpreter, satqm,
+/// numpy, pandas, pyarrow and matplotlib (the figure `satqm run` draws).
+const PYTHON_BASE: f64 = 200e6;
+/// What Python adds to a result table's rows, as a multiple of the core's
+/// bytes: the numpy arrays handed over, the DataFrame built from them (its
+/// columns widened to 64 bits) and, when saved, the Arrow table.
+const PYTHON_ROWS: f64 = 3.0;
+/// What Python adds per row of the `flows` table: the columns as above,
+/// and each flow's kind as a Python string in a list.
+const PYTHON_FLOW: f64 = 3.0 * FLOW_SUMMARY as f64 + 80.0;
 /// Allocator overhead per heap block.
 const BLOCK: u64 = 16;
-/// The share of its packets TCP loses, at most: its loss rate stays near
-/// 1.5 / W^2 for a window of W packets, 10% at about four packets.
-const TCP_LOSS: f64 = 0.1;
 /// Links the sampler records besides those of the AQMs.
 const CORE_MONITORED: u64 = 2;
+/// The slots a ring takes when it first holds more than one packet.
+const FIRST_SLOTS: u64 = 4;
+
+/// The process a run is part of: what it holds before the run, and what it
+/// builds of the results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Host {
+    /// A Rust program that reads the result tables in place.
+    Rust,
+    /// `satqm` in Python: the interpreter and its libraries, and the
+    /// results as numpy arrays, DataFrames and Parquet files.
+    Python,
+}
+
+impl Host {
+    fn base(self) -> f64 {
+        match self {
+            Host::Rust => RUST_BASE,
+            Host::Python => PYTHON_BASE,
+        }
+    }
+
+    /// Bytes per byte of a result table's rows, the core's included.
+    pub(crate) fn rows(self) -> f64 {
+        match self {
+            Host::Rust => 1.0,
+            Host::Python => 1.0 + PYTHON_ROWS,
+        }
+    }
+
+    /// Bytes per flow of the `flows` table besides the core's summary.
+    pub(crate) fn flow_row(self) -> f64 {
+        match self {
+            Host::Rust => 0.0,
+            Host::Python => PYTHON_FLOW,
+        }
+    }
+
+    /// Bytes per byte of a packet capture, the core's included.
+    pub(crate) fn capture(self) -> f64 {
+        match self {
+            Host::Rust => 1.0,
+            Host::Python => 2.0,
+        }
+    }
+}
 
 /// One part of the estimate: what it counts, and its bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,16 +159,25 @@ pub struct Detail {
     pub what: &'static str,
 }
 
+/// The parts of an estimate, by their place in [`Estimate::parts`].
+pub(crate) const FLOWS: usize = 0;
+pub(crate) const HELD: usize = 2;
+pub(crate) const SAMPLER: usize = 4;
+pub(crate) const LOGS: usize = 5;
+pub(crate) const CAPTURES: usize = 6;
+
 /// A scenario's estimated memory, part by part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Estimate {
-    pub parts: [Part; 6],
+    /// What the process holds before the run.
+    pub base: f64,
+    pub parts: [Part; 7],
 }
 
 impl Estimate {
-    /// Estimated peak bytes of the whole run.
+    /// Estimated peak bytes of the whole process.
     pub fn total(&self) -> f64 {
-        BASE + self.parts.iter().map(|p| p.bytes).sum::<f64>()
+        self.base + self.parts.iter().map(|p| p.bytes).sum::<f64>()
     }
 
     /// The largest part.
@@ -104,32 +185,35 @@ impl Estimate {
         self.parts
             .iter()
             .max_by(|a, b| a.bytes.total_cmp(&b.bytes))
-            .expect("six parts")
+            .expect("seven parts")
     }
 }
 
 impl Simulation {
-    /// The memory `scenario` would need, estimated from its size.
-    pub fn estimate_memory(scenario: &Scenario) -> Estimate {
+    /// The memory `scenario` would need, estimated from its size, in a
+    /// process of kind `host`.
+    pub fn estimate_memory(scenario: &Scenario, host: Host) -> Estimate {
         let shape = Shape::of(scenario);
         Estimate {
+            base: host.base(),
             parts: [
-                shape.flows(scenario),
+                shape.flows(scenario, host),
                 shape.buffers(scenario),
+                shape.held(scenario),
                 shape.apps(scenario),
-                sampler(scenario, &shape),
-                logs(scenario, &shape),
-                captures::captures(scenario, &shape),
+                sampler(scenario, host),
+                logs(scenario, &shape, host),
+                captures::captures(scenario, &shape, host),
             ],
         }
     }
 
     /// Refuse `scenario` if its estimate is above `simulation.max_memory`.
-    pub fn check_memory(scenario: &Scenario) -> Result<(), ConfigError> {
-        let est = Simulation::estimate_memory(scenario);
+    pub fn check_memory(scenario: &Scenario, host: Host) -> Result<Estimate, ConfigError> {
+        let est = Simulation::estimate_memory(scenario, host);
         let total = est.total();
         if total <= scenario.max_memory as f64 {
-            return Ok(());
+            return Ok(est);
         }
         let p = est.largest();
         let mut hint = format!(
@@ -159,13 +243,20 @@ impl Simulation {
 
 /// What the estimate needs to know of the network and the traffic.
 struct Shape {
-    /// Directed links (ports) and, over all of them, the packets their
-    /// buffers and delay lines can hold.
+    /// Directed links (ports).
     links: u64,
-    network_packets: f64,
-    /// The bottleneck's rate, bit/s, and its buffer and delay line in
-    /// packets (what one path holds).
+    /// The packets the buffers and delay lines of the links that hosts
+    /// share can hold, and those of each host's own links (access links).
+    shared_packets: f64,
+    host_packets: f64,
+    hosts: f64,
+    /// The bottleneck's rate, bit/s.
     bottleneck_bps: f64,
+    /// What the bottleneck holds, packets: its buffer and a longest round
+    /// trip at its rate.
+    pipe_packets: f64,
+    /// The bottleneck's buffer and delay line in packets (what one path
+    /// holds).
     path_packets: f64,
     /// The shortest round trip, seconds (at least 1 ms).
     rtt_s: f64,
@@ -175,6 +266,10 @@ struct Shape {
     per_flow: f64,
     /// What the senders' access links can offer together, bit/s.
     offered_bps: f64,
+    /// The first link of a sender: its rate (bit/s) and whether it has
+    /// `backpressure`.
+    first_bps: f64,
+    first_backpressure: bool,
 }
 
 impl Shape {
@@ -191,30 +286,40 @@ impl Shape {
             .min(1500.0);
         let mut sh = Shape {
             links: 0,
-            network_packets: 0.0,
+            shared_packets: 0.0,
+            host_packets: 0.0,
+            hosts: 0.0,
             bottleneck_bps: 0.0,
+            pipe_packets: 0.0,
             path_packets: 0.0,
             rtt_s: 0.0,
             packet,
             per_flow: 1.0 + s.pep.len() as f64,
             offered_bps: 0.0,
+            first_bps: 0.0,
+            first_backpressure: false,
         };
-        match &s.topology {
+        let longest_rtt = match &s.topology {
             Topology::Dumbbell(d) => {
                 sh.access(&d.access, d.pairs);
                 sh.access(&d.receiver_access, d.pairs);
+                sh.hosts = d.pairs as f64;
                 sh.offered_bps = d.pairs as f64 * d.access.link.rate.bps() as f64;
+                sh.first(&d.access.link);
                 sh.duplex(&d.bottleneck);
                 sh.bottleneck(&d.bottleneck);
                 sh.rtt_s = 2.0
                     * (min_delay(&d.access)
                         + d.bottleneck.delay.min().secs_f64()
                         + min_delay(&d.receiver_access));
+                2.0 * (max_delay(&d.access) + longest(&d.bottleneck.delay) + max_delay(&d.receiver_access))
             }
             Topology::Ipos(t) => {
                 sh.access(&t.server_links, t.servers);
                 sh.access(&t.client_links, t.clients);
+                sh.hosts = t.servers.max(t.clients) as f64;
                 sh.offered_bps = t.servers as f64 * t.server_links.link.rate.bps() as f64;
+                sh.first(&t.server_links.link);
                 for l in [&t.receive, &t.downlink, &t.uplink] {
                     sh.duplex(l);
                 }
@@ -224,9 +329,15 @@ impl Shape {
                         + t.receive.delay.min().secs_f64()
                         + t.downlink.delay.min().secs_f64()
                         + min_delay(&t.client_links));
+                2.0 * (max_delay(&t.server_links)
+                    + longest(&t.receive.delay)
+                    + longest(&t.downlink.delay)
+                    + max_delay(&t.client_links))
             }
-        }
+        };
         sh.rtt_s = sh.rtt_s.max(1e-3);
+        sh.pipe_packets = sh.pipe_packets.max(1.0)
+            + sh.bottleneck_bps * longest_rtt.max(1e-3) / (8.0 * sh.packet);
         sh
     }
 
@@ -246,33 +357,38 @@ impl Shape {
 
     fn duplex(&mut self, l: &LinkSpec) {
         self.links += 2;
-        self.network_packets += self.link_packets(l, longest(&l.delay));
+        self.shared_packets += self.link_packets(l, longest(&l.delay));
     }
 
     fn access(&mut self, a: &AccessSpec, hosts: u32) {
         self.links += 2 * hosts as u64;
-        let delay = match &a.delay {
-            AccessDelay::Same(d) => longest(d),
-            AccessDelay::Range(_, hi) => max_secs(*hi),
-            AccessDelay::List(v) => v.iter().map(|d| max_secs(*d)).fold(0.0, f64::max),
-        };
-        self.network_packets += hosts as f64 * self.link_packets(&a.link, delay);
+        self.host_packets += self.link_packets(&a.link, max_delay(a));
+    }
+
+    fn first(&mut self, l: &LinkSpec) {
+        self.first_bps = l.rate.bps() as f64;
+        self.first_backpressure = l.backpressure;
     }
 
     fn bottleneck(&mut self, l: &LinkSpec) {
         self.bottleneck_bps = l.rate.bps() as f64;
         self.path_packets = self.link_packets(l, longest(&l.delay));
+        self.pipe_packets = self.limit_packets(l.buffer);
     }
-}
-
-fn max_secs(t: SimTime) -> f64 {
-    t.secs_f64()
 }
 
 /// The longest delay a packet can get, seconds.
 fn longest(d: &DelayModel) -> f64 {
     match *d {
         DelayModel::Fixed(t) | DelayModel::Uniform(_, t) => t.secs_f64(),
+    }
+}
+
+fn max_delay(a: &AccessSpec) -> f64 {
+    match &a.delay {
+        AccessDelay::Same(d) => longest(d),
+        AccessDelay::Range(_, hi) => hi.secs_f64(),
+        AccessDelay::List(v) => v.iter().map(|d| d.secs_f64()).fold(0.0, f64::max),
     }
 }
 
@@ -292,6 +408,19 @@ fn tcp_of(k: &TrafficKind) -> Option<&TcpConfig> {
         | TrafficKind::WebMice { tcp, .. } => Some(tcp),
         TrafficKind::Cbr { .. } | TrafficKind::Atsp(_) => None,
     }
+}
+
+/// The share of the packets it sends that TCP loses, when its `conns`
+/// connections at once share a bottleneck that holds `pipe` packets:
+/// about 0.5 / W^0.42 for a share of W packets each, at most 4 (losses
+/// four times the packets delivered: connections in repeated timeouts).
+/// Fitted to the scale bench's drop counts, which it bounds from above at
+/// every point (its fixed loss rate of 1.5 / W^2 holds only for
+/// connections in congestion avoidance; slow starts and timeouts lose
+/// more).
+fn tcp_loss(conns: f64, pipe: f64) -> f64 {
+    let share = pipe / conns.max(1.0);
+    (0.5 / share.powf(0.42)).min(4.0)
 }
 
 /// What one traffic entry opens: connections over the run, those open at
@@ -395,14 +524,41 @@ impl Shape {
         (users * cycles).min(self.bottleneck_bps / 8.0 * active / size.max(1.0))
     }
 
-    fn flows(&self, s: &Scenario) -> Part {
+    /// TCP connections open at once (every PEP segment counted).
+    fn tcp_at_once(&self, s: &Scenario) -> f64 {
+        s.traffic
+            .iter()
+            .filter(|t| tcp_of(&t.kind).is_some())
+            .map(|t| self.opened(s, t).at_once * self.per_flow)
+            .sum()
+    }
+
+    /// The packets of the TCP windows in flight at once: no more than the
+    /// windows allow, nor than twice what the bottleneck holds (once per
+    /// connection a PEP splits a flow into) and two packets per connection.
+    fn window_packets(&self, s: &Scenario) -> f64 {
+        let windows: f64 = s
+            .traffic
+            .iter()
+            .filter(|t| tcp_of(&t.kind).is_some())
+            .map(|t| {
+                let o = self.opened(s, t);
+                o.at_once * self.per_flow * o.segments
+            })
+            .sum();
+        let conns = self.tcp_at_once(s);
+        windows.min(2.0 * self.per_flow * self.pipe_packets + 2.0 * conns)
+    }
+
+    fn flows(&self, s: &Scenario, host: Host) -> Part {
+        let summary = FLOW_SUMMARY as f64 + host.flow_row();
         let each_tcp = (size_of::<Flow>() + size_of::<TcpSender>() + size_of::<TcpReceiver>())
-            as u64
-            + 3 * BLOCK
-            + FLOW_SUMMARY
-            + 3 * (16 + size_of::<Event>() as u64);
-        let each_udp = (size_of::<Flow>() + size_of::<UdpSink>()) as u64 + FLOW_SUMMARY;
-        let (mut conns, mut fixed, mut segs, mut open_segs) = (0.0, 0.0, 0.0, 0.0);
+            as f64
+            + 3.0 * BLOCK as f64
+            + summary
+            + 3.0 * (16 + size_of::<Event>()) as f64;
+        let each_udp = (size_of::<Flow>() + size_of::<UdpSink>()) as f64 + summary;
+        let (mut conns, mut fixed, mut segs, mut kept) = (0.0, 0.0, 0.0, 0.0);
         for t in &s.traffic {
             let o = self.opened(s, t);
             let tcp = tcp_of(&t.kind).is_some();
@@ -412,16 +568,16 @@ impl Shape {
                 o.total
             };
             conns += n;
-            fixed += n * if tcp { each_tcp } else { each_udp } as f64;
+            fixed += n * if tcp { each_tcp } else { each_udp };
             if tcp {
-                // A ring buffer grows by doubling: 1.5 times on average.
-                segs += n * 1.5 * o.segments;
-                open_segs += o.at_once * self.per_flow * 8.0;
+                // A ring keeps the most it held, up to twice that.
+                segs += n * 2.0 * o.segments;
+                kept += n * 2.0 * FIRST_SLOTS as f64;
             }
         }
-        // Together the senders hold at most a few times what the network
-        // holds, besides their first windows.
-        let segs = segs.min(open_segs + 4.0 * self.network_packets);
+        // The senders of connections that have ended keep their rings;
+        // those open at once hold no more than the windows in flight.
+        let segs = segs.min(kept + 2.0 * self.window_packets(s));
         let bytes = fixed + segs * size_of::<Seg>() as f64;
         Part {
             name: "flows",
@@ -436,33 +592,62 @@ impl Shape {
     }
 
     fn buffers(&self, s: &Scenario) -> Part {
-        let cbr = s
+        // CBR and ATSP fill the shared links and their hosts' own, each
+        // ring up to twice its most; each packet of a TCP window takes a
+        // slot in the rings of the links it crosses and its ACK another on
+        // the way back, each ring up to twice its most.
+        let paced_pairs: f64 = s
             .traffic
             .iter()
-            .any(|t| matches!(t.kind, TrafficKind::Cbr { .. }));
-        let mut packets = self.network_packets;
-        if !cbr {
-            // Data and acknowledgements of every open window.
-            let windows: f64 = s
-                .traffic
-                .iter()
-                .map(|t| {
-                    let o = self.opened(s, t);
-                    o.at_once * self.per_flow * o.segments * 2.0
-                })
-                .sum();
-            packets = packets.min(windows);
-        }
-        let each = size_of::<Queued>() as f64 * 1.5;
-        let links = self.links as f64 * (size_of::<crate::net::Link>() as u64 + 4 * BLOCK) as f64;
+            .filter(|t| matches!(t.kind, TrafficKind::Cbr { .. } | TrafficKind::Atsp(_)))
+            .map(|t| t.pairs.len() as f64)
+            .sum();
+        let paced = if paced_pairs > 0.0 {
+            self.shared_packets + self.host_packets * paced_pairs.min(self.hosts)
+        } else {
+            0.0
+        };
+        let windows = self.window_packets(s);
+        let slot = size_of::<Queued>() as f64;
+        let packets = paced + windows;
+        let held = (2.0 * paced + 4.0 * windows) * slot;
+        let link = (size_of::<crate::net::Link>() as u64 + 4 * BLOCK) as f64
+            + (2 * FIRST_SLOTS) as f64 * slot;
         Part {
             name: "link buffers",
             key: "the topology's buffers and pairs",
-            bytes: packets * each + links,
+            bytes: held + self.links as f64 * link,
+            how: Detail {
+                count: packets,
+                each: held / packets.max(1.0),
+                what: "packets queued or in flight",
+            },
+        }
+    }
+
+    /// The packets CBR sources offer beyond what their first link carries,
+    /// held back in their hosts by a link with `backpressure`.
+    fn held(&self, s: &Scenario) -> Part {
+        let mut packets = 0.0;
+        if self.first_backpressure {
+            for t in &s.traffic {
+                if let TrafficKind::Cbr { rate, packet_size } = &t.kind {
+                    let excess = (rate.bps() as f64 - self.first_bps).max(0.0);
+                    let bits = 8.0 * (*packet_size as f64 + 28.0);
+                    packets += t.pairs.len() as f64 * excess * Shape::active_s(s, t) / bits;
+                }
+            }
+        }
+        // Held in a double-ended queue that grows by doubling.
+        let each = 2.0 * (size_of::<Packet>() + size_of::<u64>()) as f64;
+        Part {
+            name: "packets held back by backpressure",
+            key: "the CBR traffic's rate or simulation.duration",
+            bytes: packets * each,
             how: Detail {
                 count: packets,
                 each,
-                what: "packets queued or in flight",
+                what: "packets held back",
             },
         }
     }
@@ -499,27 +684,27 @@ impl Shape {
     }
 }
 
-fn sampler(s: &Scenario, _sh: &Shape) -> Part {
+fn sampler(s: &Scenario, host: Host) -> Part {
     let samples = (s.duration.ns() / s.sample_interval.ns()) as f64;
     let links = (CORE_MONITORED + 2 * s.aqm.len() as u64) as f64;
     let rows = links * samples;
     let cwnd = s.trace_cwnd.len() as f64 * samples * CWND_ROW as f64;
-    // The traffic trace's rows: time, entry and bytes.
     let entries = if s.trace_traffic { s.traffic.len() } else { 0 };
-    let traffic = entries as f64 * samples * 20.0;
+    let traffic = entries as f64 * samples * TRAFFIC_ROW as f64;
+    let each = SAMPLE_ROW as f64 * host.rows();
     Part {
         name: "sampler",
         key: "simulation.sample_interval",
-        bytes: rows * SAMPLE_ROW as f64 + cwnd + traffic,
+        bytes: rows * each + (cwnd + traffic) * host.rows(),
         how: Detail {
             count: rows,
-            each: SAMPLE_ROW as f64,
+            each,
             what: "samples",
         },
     }
 }
 
-fn logs(s: &Scenario, sh: &Shape) -> Part {
+fn logs(s: &Scenario, sh: &Shape, host: Host) -> Part {
     let secs = s.duration.secs_f64();
     let cbr_pps: f64 = s
         .traffic
@@ -531,30 +716,35 @@ fn logs(s: &Scenario, sh: &Shape) -> Part {
             _ => 0.0,
         })
         .sum();
-    // TCP keeps its own losses to a small share of what it sends; CBR
-    // sources may lose everything.
+    // TCP keeps its own losses to a share of what it sends; CBR sources
+    // may lose everything.
+    let tcp_conns = sh.tcp_at_once(s);
     let tcp_pps = sh.bottleneck_bps.min(sh.offered_bps) / (8.0 * sh.packet);
     let mut tcp_packets = tcp_pps * secs;
     if let Some(sent) = finite_packets(s) {
         tcp_packets = tcp_packets.min(2.0 * sent);
     }
-    let drops = TCP_LOSS * tcp_packets + cbr_pps * secs;
-    let tcp_conns: f64 = s
-        .traffic
-        .iter()
-        .filter(|t| tcp_of(&t.kind).is_some())
-        .map(|t| sh.opened(s, t).at_once * sh.per_flow)
-        .sum();
-    let cuts = drops.min(tcp_conns * secs / sh.rtt_s);
+    let tcp_drops = if tcp_conns > 0.0 {
+        tcp_loss(tcp_conns, sh.pipe_packets) * tcp_packets
+    } else {
+        0.0
+    };
+    let drops = tcp_drops + cbr_pps * secs;
+    let cuts = tcp_drops.min(tcp_conns * secs / sh.rtt_s);
     let logged = drops.min(s.drop_log_rows as f64);
-    let bytes = logged * DROP_ROW as f64 + cuts * CONGESTION_ROW as f64;
+    // The sequence records: each traced connection's segments sent and
+    // acknowledged, at most at the bottleneck's rate.
+    let seq = s.trace_seq.len() as f64 * 3.0 * tcp_pps * secs;
+    let bytes = (logged * DROP_ROW as f64 + cuts * CONGESTION_ROW as f64 + seq * SEQ_ROW as f64)
+        * host.rows();
+    let rows = logged + cuts + seq;
     Part {
         name: "drop and congestion logs",
         key: "simulation.duration",
         bytes,
         how: Detail {
-            count: logged + cuts,
-            each: bytes / (logged + cuts).max(1.0),
+            count: rows,
+            each: bytes / rows.max(1.0),
             what: "log rows",
         },
     }
@@ -604,5 +794,6 @@ fn count(n: f64) -> String {
 }
 
 mod captures;
+pub(crate) mod guard;
 #[cfg(test)]
 mod tests;

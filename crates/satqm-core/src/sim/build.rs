@@ -2,6 +2,8 @@
 //! and links, the AQMs on their ports, the PEPs, and each traffic entry's
 //! applications and flows.
 
+use super::budget::guard::Guard;
+use super::budget::Host;
 use super::network::Losses;
 use super::{Endpoints, Flow, Simulation, Taps};
 use crate::aqm::AqmParams;
@@ -39,11 +41,18 @@ fn distinct(nodes: impl Iterator<Item = NodeId>) -> Vec<NodeId> {
 }
 
 impl Simulation {
-    /// Build the network and traffic of a validated scenario.
+    /// Build the network and traffic of a validated scenario, for a Rust
+    /// program that reads the results in place.
     pub fn new(scenario: &Scenario) -> Result<Simulation> {
+        Simulation::new_in(scenario, Host::Rust)
+    }
+
+    /// Build the network and traffic of a validated scenario, in a process
+    /// of kind `host` (which the memory estimate and its check count).
+    pub fn new_in(scenario: &Scenario, host: Host) -> Result<Simulation> {
         // Before anything grows: a scenario too large is refused here, not
         // by an allocation failure during the run.
-        Simulation::check_memory(scenario)?;
+        let estimate = Simulation::check_memory(scenario, host)?;
         let seed = scenario.seed;
         let built: Built = match &scenario.topology {
             Topology::Dumbbell(db) => topology::dumbbell::build(db, seed),
@@ -102,9 +111,15 @@ impl Simulation {
                 captures: Captures::none(),
                 seq: SeqTracer::new(&scenario.trace_seq),
             },
+            guard: Guard::new(estimate, scenario.max_memory, host),
         };
         sim.place_aqms(scenario)?;
         sim.place_peps(scenario)?;
+        let backpressure = (0..sim.links.len())
+            .filter(|&i| sim.links[i].port.backpressure())
+            .map(|i| LinkId(i as u32))
+            .collect();
+        sim.guard.watch(backpressure);
         sim.monitored = (0..sim.links.len())
             .filter(|&i| sim.links[i].monitored)
             .map(|i| LinkId(i as u32))

@@ -22,7 +22,7 @@ mod network;
 mod report;
 mod transport;
 
-pub use budget::{Detail, Estimate, Part};
+pub use budget::{Detail, Estimate, Host, Part};
 pub use capture::Taps;
 pub use report::{FlowSummary, PacketCounts, RunSummary, SummaryValue};
 
@@ -211,6 +211,8 @@ pub struct Simulation {
     pub seed: u64,
     /// Packet captures and sequence records, if the scenario asks.
     pub taps: Taps,
+    /// The memory limit, checked as the run goes.
+    guard: budget::guard::Guard,
 }
 
 /// From this many links on, the run loop prefetches what the next events
@@ -276,6 +278,23 @@ impl Simulation {
     /// `max_events` have been processed (`n` counts them); false if the
     /// budget ran out first.
     fn run_events(&mut self, limit: SimTime, max_events: u64, n: &mut u64) -> Result<bool> {
+        // In stretches that end where the memory check is due (see
+        // `budget::guard`), so that the loop itself tests nothing more.
+        loop {
+            let due = self.guard.next.saturating_sub(self.queue.processed());
+            let stretch = max_events.min(n.saturating_add(due));
+            if self.run_stretch(limit, stretch, n)? {
+                return Ok(true);
+            }
+            if *n >= max_events {
+                return Ok(false);
+            }
+            self.check_growth()?;
+        }
+    }
+
+    /// [`run_events`](Self::run_events) up to `max_events`, with no check.
+    fn run_stretch(&mut self, limit: SimTime, max_events: u64, n: &mut u64) -> Result<bool> {
         let ahead = self.links.len() >= self.prefetch_min_links;
         // A popped event leaves its place in a heap for the next one
         // scheduled (fewer instructions: 8 % on the gateway), except where

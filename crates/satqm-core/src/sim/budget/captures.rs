@@ -1,8 +1,8 @@
 //! The packet captures' part of the memory estimate: each captured link
 //! full in both directions for the capture's window, one pcapng block of
-//! the snap length per packet.
+//! the snap length per packet (and its copy in a Python `bytes`).
 
-use super::{Detail, Part, Shape};
+use super::{Detail, Host, Part, Shape};
 use crate::config::Scenario;
 use crate::topology::Topology;
 
@@ -10,7 +10,7 @@ use crate::topology::Topology;
 /// timestamps, lengths and trailer.
 const PCAPNG_BLOCK: u64 = 32;
 
-pub(super) fn captures(s: &Scenario, sh: &Shape) -> Part {
+pub(super) fn captures(s: &Scenario, sh: &Shape, host: Host) -> Part {
     let (packets, each) = match &s.capture {
         None => (0.0, 0.0),
         Some(c) => {
@@ -23,7 +23,7 @@ pub(super) fn captures(s: &Scenario, sh: &Shape) -> Part {
                 .map(|name| 2.0 * named_rate(&s.topology, name) / (8.0 * sh.packet))
                 .sum();
             let frame = (c.snaplen as u64).next_multiple_of(4);
-            (per_s * window, (PCAPNG_BLOCK + frame) as f64)
+            (per_s * window, (PCAPNG_BLOCK + frame) as f64 * host.capture())
         }
     };
     Part {

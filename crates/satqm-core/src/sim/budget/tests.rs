@@ -5,10 +5,10 @@ use super::{CONGESTION_ROW, CWND_ROW, DROP_ROW, SAMPLE_ROW};
 use crate::config::testing::{err, BASE};
 use crate::config::Scenario;
 use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
-use crate::sim::Simulation;
+use crate::sim::{Host, Simulation};
 
 fn estimate(text: &str) -> f64 {
-    Simulation::estimate_memory(&Scenario::from_toml(text).unwrap()).total()
+    Simulation::estimate_memory(&Scenario::from_toml(text).unwrap(), Host::Rust).total()
 }
 
 /// Bytes of one row: the element sizes of a one-row table's columns.
@@ -70,7 +70,7 @@ fn the_default_limit_refuses_no_shipped_scenario() {
         include_str!("../../../../../python/satqm/scenarios/pvq2003/table1.toml"),
     ] {
         let s = Scenario::from_toml(text).unwrap();
-        assert!(Simulation::check_memory(&s).is_ok(), "{}", s.name);
+        assert!(Simulation::check_memory(&s, Host::Rust).is_ok(), "{}", s.name);
     }
 }
 
@@ -84,7 +84,7 @@ fn huge_scenarios_are_refused_with_the_numbers() {
             "[tcp]\nwindow_scaling = true\nreceive_buffer = \"64 MB\"\n[[traffic]]",
         );
     let s = Scenario::from_toml(&big).unwrap();
-    let e = Simulation::check_memory(&s).unwrap_err().to_string();
+    let e = Simulation::check_memory(&s, Host::Rust).unwrap_err().to_string();
     assert!(e.starts_with("simulation: needs about "), "{e}");
     assert!(
         e.contains("the limit is 8.0 GB: raise simulation.max_memory (satqm run --max-memory)"),
@@ -98,7 +98,7 @@ fn huge_scenarios_are_refused_with_the_numbers() {
         "[[traffic]]\nkind = \"web\"\nconnections = 1000000\nramp = { step = 1000000, interval = \"1 s\" }\npage_size = { min = \"10 kB\", max = \"100 kB\" }\nthink_time = \"1 s\"",
     );
     let s = Scenario::from_toml(&web).unwrap();
-    let e = Simulation::check_memory(&s).unwrap_err().to_string();
+    let e = Simulation::check_memory(&s, Host::Rust).unwrap_err().to_string();
     assert!(e.contains("connections"), "{e}");
 }
 
@@ -112,9 +112,9 @@ fn the_limit_is_a_checked_key() {
     };
     let e = estimate(BASE);
     let s = Scenario::from_toml(&with(&format!("{}", (e * 0.9) as u64))).unwrap();
-    assert!(Simulation::check_memory(&s).is_err());
+    assert!(Simulation::check_memory(&s, Host::Rust).is_err());
     let s = Scenario::from_toml(&with(&format!("{}", (e * 1.1) as u64))).unwrap();
-    assert!(Simulation::check_memory(&s).is_ok());
+    assert!(Simulation::check_memory(&s, Host::Rust).is_ok());
     assert_eq!(err(&with("\"16 GB\"")), "ok");
     assert_eq!(err(&with("0")), "simulation.max_memory: must be > 0");
     assert!(err(&with("\"16 ms\"")).starts_with("simulation.max_memory: "));
@@ -190,22 +190,22 @@ fn a_capture_counts_and_its_window_bounds_it() {
             .replace("\"10 s\"", &format!("\"60 s\"\n{extra}"));
         Scenario::from_toml(&text).unwrap()
     };
-    let none = Simulation::estimate_memory(&at("")).total();
+    let none = Simulation::estimate_memory(&at(""), Host::Rust).total();
     let whole = at("capture = [\"bottleneck\"]");
-    let part = &Simulation::estimate_memory(&whole).parts[5];
+    let part = &Simulation::estimate_memory(&whole, Host::Rust).parts[6];
     assert_eq!(part.name, "packet captures");
     // 10 Gbit/s of 1,500-byte packets both ways for 60 s, 128 bytes each.
     let packets = 2.0 * 10e9 / (8.0 * 1500.0) * 60.0;
     assert!((part.how.count / packets - 1.0).abs() < 0.05, "{part:?}");
     assert_eq!(part.how.each, 128.0);
-    let e = Simulation::check_memory(&whole).unwrap_err().to_string();
+    let e = Simulation::check_memory(&whole, Host::Rust).unwrap_err().to_string();
     assert!(e.contains("packet captures"), "{e}");
     assert!(
         e.contains("shrink simulation.capture_until or the captured links"),
         "{e}"
     );
     let short = at("capture = [\"bottleneck\"]\ncapture_until = \"1 s\"");
-    assert!(Simulation::check_memory(&short).is_ok());
-    let est = Simulation::estimate_memory(&short).total();
+    assert!(Simulation::check_memory(&short, Host::Rust).is_ok());
+    let est = Simulation::estimate_memory(&short, Host::Rust).total();
     assert!(est > none && est < none + 1e9, "{est} vs {none}");
 }
