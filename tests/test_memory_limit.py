@@ -45,11 +45,12 @@ def _refused_quickly(text: str) -> tuple[str, str]:
     return path, rule
 
 
-def test_100000_pairs_with_big_buffers_are_refused():
+def test_100000_pairs_on_a_fast_link_for_ten_minutes_are_refused():
     d = tiny_dict()
+    d["simulation"]["duration"] = "600 s"
     d["topology"]["pairs"] = 100_000
-    d["topology"]["access"]["buffer"] = 100_000
-    d["topology"]["bottleneck"]["buffer"] = 1_000_000
+    d["topology"]["access"].update(buffer=100_000, rate="10 Gbps")
+    d["topology"]["bottleneck"].update(buffer=1_000_000, rate="10 Gbps")
     d["tcp"].update(window_scaling=True, receive_buffer="64 MB")
     path, rule = _refused_quickly(to_toml(d))
     assert path == "simulation"

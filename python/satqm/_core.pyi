@@ -50,10 +50,11 @@ def estimate_memory(
     seed: int | None = None,
     duration: float | None = None,
     capture: list[str] | None = None,
+    host: Literal["python", "rust"] = "python",
 ) -> _MemoryEstimate:
-    """The up-front memory estimate of a scenario run from Python (bytes), whatever
-    its limit: ``total``, ``base`` (what the process holds before the run) and each
-    part as ``(name, bytes, count, what, each)``."""
+    """The up-front memory estimate of a scenario (bytes), whatever its limit, run
+    from Python or from a Rust program: ``total``, ``base`` (what the process holds
+    before the run) and each part as ``(name, bytes, count, what, each)``."""
 
 def parse_quantity(
     value: str | float, dim: Literal["time", "rate", "bytes"], path: str = "value"

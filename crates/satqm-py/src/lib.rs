@@ -131,20 +131,31 @@ fn validate<'py>(
     Ok(d)
 }
 
-/// The up-front memory estimate of a scenario run from Python, whatever
-/// its limit: `total` (bytes), what the process holds before the run
-/// (`base`), and each part as `(name, bytes, count, what, each)`.
+/// The up-front memory estimate of a scenario, whatever its limit, run
+/// from Python (`host="python"`) or from a Rust program (`"rust"`):
+/// `total` (bytes), what the process holds before the run (`base`), and
+/// each part as `(name, bytes, count, what, each)`.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, capture=None))]
+#[pyo3(signature = (text, seed=None, duration=None, capture=None, host="python"))]
 fn estimate_memory<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     duration: Option<f64>,
     capture: Option<Vec<String>>,
+    host: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let host = match host {
+        "python" => Host::Python,
+        "rust" => Host::Rust,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "host: must be \"python\" or \"rust\", got {other:?}"
+            )))
+        }
+    };
     let s = scenario(py, text, seed, duration, None, capture)?;
-    let est = satqm_core::Simulation::estimate_memory(&s, Host::Python);
+    let est = satqm_core::Simulation::estimate_memory(&s, host);
     let d = PyDict::new(py);
     d.set_item("total", est.total())?;
     d.set_item("base", est.base)?;

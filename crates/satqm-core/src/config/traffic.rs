@@ -497,12 +497,16 @@ mod tests {
     #[test]
     fn a_cbr_source_paced_faster_than_100_ns_is_refused() {
         assert_eq!(
-            err(&with("kind = \"cbr\"\nrate = \"10 Tbps\"\npacket_size = 1000")),
+            err(&with(
+                "kind = \"cbr\"\nrate = \"10 Tbps\"\npacket_size = 1000"
+            )),
             "traffic[0].rate: sends a 1000-byte packet every 1 ns, faster than satqm paces a \
              source (packets at least 100 ns apart): at most 80000000000 bit/s at this packet_size"
         );
         assert_eq!(
-            err(&with("kind = \"cbr\"\nrate = \"80 Gbps\"\npacket_size = 1000")),
+            err(&with(
+                "kind = \"cbr\"\nrate = \"80 Gbps\"\npacket_size = 1000"
+            )),
             "ok"
         );
     }

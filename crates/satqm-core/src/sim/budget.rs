@@ -312,7 +312,9 @@ impl Shape {
                     * (min_delay(&d.access)
                         + d.bottleneck.delay.min().secs_f64()
                         + min_delay(&d.receiver_access));
-                2.0 * (max_delay(&d.access) + longest(&d.bottleneck.delay) + max_delay(&d.receiver_access))
+                2.0 * (max_delay(&d.access)
+                    + longest(&d.bottleneck.delay)
+                    + max_delay(&d.receiver_access))
             }
             Topology::Ipos(t) => {
                 sh.access(&t.server_links, t.servers);
@@ -626,16 +628,28 @@ impl Shape {
     }
 
     /// The packets CBR sources offer beyond what their first link carries,
-    /// held back in their hosts by a link with `backpressure`.
+    /// held back in their hosts by a link with `backpressure`: each host's
+    /// sources together, for as long as they send.
     fn held(&self, s: &Scenario) -> Part {
         let mut packets = 0.0;
         if self.first_backpressure {
+            // Per pair: (bit/s offered, packets per second of it, active s).
+            let mut offered: std::collections::BTreeMap<u32, (f64, f64, f64)> = Default::default();
             for t in &s.traffic {
                 if let TrafficKind::Cbr { rate, packet_size } = &t.kind {
-                    let excess = (rate.bps() as f64 - self.first_bps).max(0.0);
-                    let bits = 8.0 * (*packet_size as f64 + 28.0);
-                    packets += t.pairs.len() as f64 * excess * Shape::active_s(s, t) / bits;
+                    let bps = rate.bps() as f64;
+                    let active = Shape::active_s(s, t);
+                    for &p in &t.pairs {
+                        let o = offered.entry(p).or_default();
+                        o.0 += bps;
+                        o.1 += bps / (8.0 * *packet_size as f64);
+                        o.2 = o.2.max(active);
+                    }
                 }
+            }
+            for (bps, pps, active) in offered.into_values() {
+                let excess = (bps - self.first_bps).max(0.0) / bps.max(1.0);
+                packets += excess * pps * active;
             }
         }
         // Held in a double-ended queue that grows by doubling.

@@ -11,7 +11,8 @@
 //!   lines), through `net/`;
 //! - `measure.rs`: the periodic sampler and the warm-up snapshot;
 //! - `report.rs`: the typed run and flow summaries;
-//! - `budget.rs`: the up-front estimate of a run's memory.
+//! - `budget.rs`: the up-front estimate of a run's memory, and its check
+//!   as the run goes (`budget/guard.rs`).
 
 mod apps;
 mod budget;

@@ -23,7 +23,10 @@ pub(super) fn captures(s: &Scenario, sh: &Shape, host: Host) -> Part {
                 .map(|name| 2.0 * named_rate(&s.topology, name) / (8.0 * sh.packet))
                 .sum();
             let frame = (c.snaplen as u64).next_multiple_of(4);
-            (per_s * window, (PCAPNG_BLOCK + frame) as f64 * host.capture())
+            (
+                per_s * window,
+                (PCAPNG_BLOCK + frame) as f64 * host.capture(),
+            )
         }
     };
     Part {

@@ -173,9 +173,9 @@ impl Simulation {
         let part = &g.estimate.parts[worst.part];
         let now = self.now.secs_f64();
         Err(Error::Simulation(format!(
-            "out of memory: {} grew to {} {} ({}) by t = {now:.6} s, past the {} the \
-             estimate allowed; with the rest of the run and its results that is about {}, \
-             above simulation.max_memory = {} (satqm run --max-memory; or shrink {}). \
+            "out of memory: {} grew to {} {} ({}; the estimate allowed {}) by t = {now:.6} s; \
+             with the rest of the run and its results that is about {}, above \
+             simulation.max_memory = {} (raise it with satqm run --max-memory, or shrink {}). \
              The run stopped there: the results recorded up to t = {now:.6} s are kept",
             worst.what,
             count(worst.count),

@@ -70,7 +70,11 @@ fn the_default_limit_refuses_no_shipped_scenario() {
         include_str!("../../../../../python/satqm/scenarios/pvq2003/table1.toml"),
     ] {
         let s = Scenario::from_toml(text).unwrap();
-        assert!(Simulation::check_memory(&s, Host::Rust).is_ok(), "{}", s.name);
+        assert!(
+            Simulation::check_memory(&s, Host::Rust).is_ok(),
+            "{}",
+            s.name
+        );
     }
 }
 
@@ -78,13 +82,17 @@ fn the_default_limit_refuses_no_shipped_scenario() {
 fn huge_scenarios_are_refused_with_the_numbers() {
     let big = BASE
         .replace("pairs = 3", "pairs = 100000")
-        .replace("buffer = 800", "buffer = 100000")
+        .replace("buffer = 800", "buffer = 1000000")
+        .replace("Mbps", "Gbps")
+        .replace("\"10 s\"", "\"3600 s\"")
         .replace(
             "[[traffic]]",
             "[tcp]\nwindow_scaling = true\nreceive_buffer = \"64 MB\"\n[[traffic]]",
         );
     let s = Scenario::from_toml(&big).unwrap();
-    let e = Simulation::check_memory(&s, Host::Rust).unwrap_err().to_string();
+    let e = Simulation::check_memory(&s, Host::Rust)
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("simulation: needs about "), "{e}");
     assert!(
         e.contains("the limit is 8.0 GB: raise simulation.max_memory (satqm run --max-memory)"),
@@ -98,7 +106,9 @@ fn huge_scenarios_are_refused_with_the_numbers() {
         "[[traffic]]\nkind = \"web\"\nconnections = 1000000\nramp = { step = 1000000, interval = \"1 s\" }\npage_size = { min = \"10 kB\", max = \"100 kB\" }\nthink_time = \"1 s\"",
     );
     let s = Scenario::from_toml(&web).unwrap();
-    let e = Simulation::check_memory(&s, Host::Rust).unwrap_err().to_string();
+    let e = Simulation::check_memory(&s, Host::Rust)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("connections"), "{e}");
 }
 
@@ -198,7 +208,9 @@ fn a_capture_counts_and_its_window_bounds_it() {
     let packets = 2.0 * 10e9 / (8.0 * 1500.0) * 60.0;
     assert!((part.how.count / packets - 1.0).abs() < 0.05, "{part:?}");
     assert_eq!(part.how.each, 128.0);
-    let e = Simulation::check_memory(&whole, Host::Rust).unwrap_err().to_string();
+    let e = Simulation::check_memory(&whole, Host::Rust)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("packet captures"), "{e}");
     assert!(
         e.contains("shrink simulation.capture_until or the captured links"),
