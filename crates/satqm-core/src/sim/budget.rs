@@ -417,9 +417,8 @@ fn tcp_of(k: &TrafficKind) -> Option<&TcpConfig> {
 /// about 0.5 / W^0.42 for a share of W packets each, at most 4 (losses
 /// four times the packets delivered: connections in repeated timeouts).
 /// Fitted to the scale bench's drop counts, which it bounds from above at
-/// every point (its fixed loss rate of 1.5 / W^2 holds only for
-/// connections in congestion avoidance; slow starts and timeouts lose
-/// more).
+/// every point (1.5 / W^2, the loss rate of connections in congestion
+/// avoidance, is far below them: slow starts and timeouts lose more).
 fn tcp_loss(conns: f64, pipe: f64) -> f64 {
     let share = pipe / conns.max(1.0);
     (0.5 / share.powf(0.42)).min(4.0)
