@@ -114,6 +114,28 @@ def test_unwritable_out_fails_before_running(tiny_file, tmp_path):
     assert "Traceback" not in r.stderr
 
 
+def test_duration_shorter_than_the_warmup_names_warmup(tmp_path):
+    f = tmp_path / "warm.toml"
+    f.write_text(TINY.replace('duration = "3 s"', 'duration = "3 s"\nwarmup = "2 s"'))
+    r = satqm_cmd("check", str(f), "--duration", "1.5")
+    assert r.returncode == 2
+    assert "--duration 1.5: not longer than the scenario's 2 s warm-up" in r.stderr
+    assert "add --warmup S with S < 1.5" in r.stderr
+    assert "must be less than simulation.duration" not in r.stderr
+    r = satqm_cmd("check", str(f), "--duration", "1.5", "--warmup", "2.5")
+    assert r.returncode == 2 and "--warmup 2.5: must be less than --duration 1.5" in r.stderr
+    r = satqm_cmd("check", str(f), "--warmup", "3")
+    assert r.returncode == 2 and "--warmup 3: must be less than simulation.duration" in r.stderr
+    r = satqm_cmd("check", str(f), "--warmup", "-1")
+    assert r.returncode == 2 and "--warmup -1: must be >= 0" in r.stderr
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(f), "--duration", "1.5", "--warmup", "0.5s", "--out", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    res = satqm.Results.load(out)
+    assert (res.duration, res.scenario.warmup) == (1.5, 0.5)
+    assert res.summary()["measured_s"] == pytest.approx(1.0)
+
+
 def test_invalid_toml(tiny_file):
     tiny_file.write_text("[simulation\n")
     r = satqm_cmd("check", str(tiny_file))

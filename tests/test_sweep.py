@@ -224,6 +224,12 @@ def test_plan_runs_fixed_and_seed_forms():
     p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
     assert p0.seed == 9
     assert tomllib.loads(p0.text)["simulation"]["duration"] == 1.5
+    # and so is a warm-up override
+    d = tiny_dict()
+    d["simulation"]["warmup"] = "2 s"
+    sc = satqm.Scenario(dumps(d), duration=1.5, warmup=0.5)
+    p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
+    assert tomllib.loads(p0.text)["simulation"]["warmup"] == 0.5
 
 
 def _refused(match_key: str, **kw) -> satqm.ConfigError:

@@ -2,8 +2,9 @@
 
 ::
 
-    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--max-memory SIZE] [--quiet] [--no-plot]
-    satqm check SCENARIO [--seed N] [--duration S] [--max-memory SIZE]
+    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
+                                 [--capture LINK]... [--quiet] [--no-plot]
+    satqm check SCENARIO [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
     satqm sweep table DIR --metric M [--by AXIS]
@@ -87,6 +88,7 @@ def _load(args: argparse.Namespace):  # -> satqm.Scenario
             text,
             seed=args.seed,
             duration=args.duration,
+            warmup=args.warmup,
             path=path,
             max_memory=getattr(args, "max_memory", None),
             capture=getattr(args, "capture", None),
@@ -102,7 +104,18 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     if key == "simulation.seed" and args.seed is not None:
         return f"--seed {args.seed}: {rule}"
     if key == "simulation.duration" and args.duration is not None:
+        warmup_s = getattr(e, "warmup_s", None)
+        if warmup_s is not None:  # not longer than the file's warm-up
+            return (
+                f"--duration {args.duration:g}: not longer than the scenario's {warmup_s:g} s "
+                f"warm-up (simulation.warmup in {path}); add --warmup S with S < "
+                f"{args.duration:g}"
+            )
         return f"--duration {args.duration:g}: {rule}"
+    if key == "simulation.warmup" and args.warmup is not None:
+        if args.duration is not None and args.warmup >= args.duration:
+            return f"--warmup {args.warmup:g}: must be less than --duration {args.duration:g}"
+        return f"--warmup {args.warmup:g}: {rule}"
     max_memory = getattr(args, "max_memory", None)
     if key == "simulation.max_memory" and max_memory is not None:
         return f"--max-memory {max_memory}: {rule}"
@@ -336,6 +349,13 @@ def _add_scenario_args(p: argparse.ArgumentParser) -> None:
         help="simulated seconds (replaces simulation.duration)",
     )
     p.add_argument(
+        "--warmup",
+        type=_seconds,
+        metavar="S",
+        help="seconds the summary leaves out at the start (replaces simulation.warmup); "
+        "must be less than the duration",
+    )
+    p.add_argument(
         "--max-memory",
         metavar="SIZE",
         help='most memory the run may need by its estimate, e.g. "16 GB" '
@@ -414,7 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         parents=[common],
         help="validate a scenario without running it",
-        description="Validate a scenario file (and any --seed/--duration) without running it.",
+        description="Validate a scenario file (and any --seed, --duration, --warmup, "
+        "--max-memory) without running it.",
     )
     _add_scenario_args(p)
     p.set_defaults(func=cmd_check)
