@@ -136,6 +136,20 @@ def test_duration_shorter_than_the_warmup_names_warmup(tmp_path):
     assert res.summary()["measured_s"] == pytest.approx(1.0)
 
 
+def test_a_run_that_needed_max_memory_reads_back(tmp_path):
+    """A results folder keeps --max-memory, so `satqm plot` and
+    Results.load accept a run the file's own limit would refuse."""
+    f = tmp_path / "big.toml"
+    f.write_text(TINY.replace("seed = 1\n", 'seed = 1\nmax_memory = "1 kB"\n'))
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(f), "--max-memory", "1 GB", "--out", str(out), "-q", "--no-plot")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "summary.json").read_text())["overrides"] == {"max_memory": "1 GB"}
+    assert satqm.Results.load(out).scenario.overrides == {"max_memory": "1 GB"}
+    r = satqm_cmd("plot", "cwnd", str(out))
+    assert r.returncode == 0, r.stderr
+
+
 def test_invalid_toml(tiny_file):
     tiny_file.write_text("[simulation\n")
     r = satqm_cmd("check", str(tiny_file))

@@ -591,6 +591,8 @@ class Results:
             ov["duration_s"] = sc.overrides["duration"]
         if "warmup" in sc.overrides:
             ov["warmup_s"] = sc.overrides["warmup"]
+        if "max_memory" in sc.overrides:
+            ov["max_memory"] = sc.overrides["max_memory"]
         if "capture" in sc.overrides:
             ov["capture"] = list(sc.overrides["capture"])
         return _json_value(
@@ -701,6 +703,7 @@ class Results:
             path=d / "scenario.toml",
             capture=ov.get("capture"),
             warmup=ov.get("warmup_s"),
+            max_memory=ov.get("max_memory"),
         )
         links = list(doc["links"])
         reasons = list(doc["drop_reasons"])
