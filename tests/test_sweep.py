@@ -230,6 +230,10 @@ def test_plan_runs_fixed_and_seed_forms():
     sc = satqm.Scenario(dumps(d), duration=1.5, warmup=0.5)
     p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
     assert tomllib.loads(p0.text)["simulation"]["warmup"] == 0.5
+    # and the links to capture
+    sc = satqm.Scenario(dumps(tiny_dict()), capture=["bottleneck"])
+    p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
+    assert tomllib.loads(p0.text)["simulation"]["capture"] == ["bottleneck"]
 
 
 def _refused(match_key: str, **kw) -> satqm.ConfigError:

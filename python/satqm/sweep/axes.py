@@ -153,4 +153,6 @@ def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
         sim["seed"] = int(sc.overrides["seed"])
     if "max_memory" in sc.overrides:
         sim["max_memory"] = sc.overrides["max_memory"]
+    if "capture" in sc.overrides:
+        sim["capture"] = list(sc.overrides["capture"])
     return sc, data
