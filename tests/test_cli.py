@@ -280,3 +280,48 @@ def test_run_shorter_than_one_sample_interval(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "shorter than one sample interval" in r.stdout
     assert (tmp_path / "out" / "plot.png").exists()
+
+
+def test_plot_files_are_named_apart_and_printed(tmp_path, capsys):
+    """A zoomed time-sequence graph and a link's plot get names of their
+    own: neither overwrites the whole graph nor the run's plot.png."""
+    text = TINY.replace("trace_cwnd = [0, 1]", "trace_cwnd = [0, 1]\ntrace_seq = [0]")
+    run = satqm.run(satqm.Scenario(text)).save(tmp_path / "run", plot=False)
+    (run / "plot.png").write_bytes(b"the run's plot")
+    (run / "seq-flow0.png").write_bytes(b"the whole graph")
+
+    def plot(*args: str) -> Path:
+        assert cli.main(["plot", *args]) == 0
+        return Path(capsys.readouterr().out.strip())
+
+    assert plot("seq", str(run), "--flow", "0", "--from", "1", "--until", "2.5") == (
+        run / "seq-flow0-1-2.5s.png"
+    )
+    assert plot("seq", str(run), "--flow", "0", "--from", "1") == run / "seq-flow0-from-1s.png"
+    assert plot("seq", str(run), "--flow", "0", "--until", "2") == run / "seq-flow0-until-2s.png"
+    assert plot("link", str(run)) == run / "plot-bottleneck.png"
+    assert plot("link", str(run), "--link", "bottleneck.reverse") == (
+        run / "plot-bottleneck.reverse.png"
+    )
+    assert plot("link", str(run), "--out", str(tmp_path / "l.png")) == tmp_path / "l.png"
+    assert (run / "plot.png").read_bytes() == b"the run's plot"
+    assert (run / "seq-flow0.png").read_bytes() == b"the whole graph"
+    for p in run.glob("*.png"):
+        assert p.name in ("plot.png", "seq-flow0.png") or p.read_bytes()[:4] == b"\x89PNG"
+    assert plot("seq", str(run), "--flow", "0") == run / "seq-flow0.png"
+    assert (run / "seq-flow0.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["link", "--from", "1"], "--from applies to `satqm plot seq` only, not to link"),
+        (["cwnd", "--until", "1"], "--until applies to `satqm plot seq` only, not to cwnd"),
+        (["cwnd", "--flow", "0"], "--flow applies to `satqm plot seq` only, not to cwnd"),
+        (["seq", "--flow", "0", "--link", "bottleneck"], "--link applies to `satqm plot link`"),
+        (["seq", "--flow", "0", "--from", "2", "--until", "1"], "--from must come first"),
+    ],
+)
+def test_plot_refuses_options_that_do_not_apply(tmp_path, capsys, args, message):
+    assert cli.main(["plot", args[0], str(tmp_path), *args[1:]]) == 2
+    assert message in capsys.readouterr().err

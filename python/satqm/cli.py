@@ -193,14 +193,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: The options of `satqm plot` that apply to one figure only: (dest, flag, figure).
+_PLOT_ONLY = (
+    ("flow", "--flow", "seq"),
+    ("start", "--from", "seq"),
+    ("end", "--until", "seq"),
+    ("link", "--link", "link"),
+)
+
+
+def _zoom_suffix(start: float | None, end: float | None) -> str:
+    """What a zoomed figure's default file name adds: ``-60-75s``,
+    ``-from-60s``, ``-until-75s``; nothing unzoomed."""
+    if start is not None and end is not None:
+        return f"-{start:g}-{end:g}s"
+    if start is not None:
+        return f"-from-{start:g}s"
+    if end is not None:
+        return f"-until-{end:g}s"
+    return ""
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     import satqm
     from satqm.plots import save_figure
 
+    for dest, flag, figure in _PLOT_ONLY:
+        if getattr(args, dest) is not None and args.what != figure:
+            raise CliError(f"{flag} applies to `satqm plot {figure}` only, not to {args.what}")
+    if args.start is not None and args.end is not None and args.start >= args.end:
+        raise CliError(f"--from {args.start:g} --until {args.end:g}: --from must come first")
     run = Path(args.run_dir)
     if not (run / "summary.json").is_file():
         raise CliError(f"{run}: not a results folder (no summary.json); see `satqm run --out`")
     res = satqm.Results.load(run)
+    # Default names never clash with each other or with the plot.png that
+    # `satqm run` writes: each figure, link and zoom has its own.
     if args.what == "seq":
         if args.flow is None:
             raise CliError("plot seq: give the connection with --flow N")
@@ -208,7 +236,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             fig = res.plot_seq(args.flow, args.start, args.end)
         except ValueError as e:
             raise CliError(f"--flow {args.flow}: {e}") from None
-        default = run / f"seq-flow{args.flow}.png"
+        default = run / f"seq-flow{args.flow}{_zoom_suffix(args.start, args.end)}.png"
     elif args.what == "cwnd":
         try:
             fig = res.plot_cwnd()
@@ -216,11 +244,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise CliError(f"{run}: {e}") from None
         default = run / "cwnd.png"
     else:
+        link = res.bottleneck if args.link is None else args.link
         try:
-            fig = res.plot(args.link)
+            fig = res.plot(link)
         except KeyError as e:
-            raise CliError(f"--link {args.link}: {e.args[0]}") from None
-        default = run / "plot.png"
+            raise CliError(f"--link {link}: {e.args[0]}") from None
+        default = run / f"plot-{link}.png"
     out = Path(args.out) if args.out else default
     try:
         save_figure(fig, out)
@@ -414,7 +443,8 @@ def build_parser() -> argparse.ArgumentParser:
         "plot",
         parents=[common],
         help="draw a figure of a results folder: seq, cwnd or link",
-        description="Draw a figure of a results folder written by `satqm run`: "
+        description="Draw a figure of a results folder written by `satqm run` and print "
+        "the path of the PNG file written: "
         "seq, the time-sequence graph of one connection (needs simulation.trace_seq); "
         "cwnd, the congestion windows of the flows in simulation.trace_cwnd; "
         "link, a link's utilization and queue.",
@@ -423,10 +453,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR", help="results folder")
     p.add_argument("--flow", type=int, metavar="N", help="the connection (for seq)")
     p.add_argument("--link", metavar="NAME", help="the link (for link; default: the bottleneck)")
-    p.add_argument("--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds")
-    p.add_argument("--until", dest="end", type=_seconds, metavar="S", help="zoom: until S seconds")
     p.add_argument(
-        "--out", metavar="FILE", help="PNG file (default: in RUN_DIR, e.g. seq-flow0.png)"
+        "--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds (for seq)"
+    )
+    p.add_argument(
+        "--until", dest="end", type=_seconds, metavar="S", help="zoom: until S seconds (for seq)"
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="PNG file (default: in RUN_DIR, seq-flowN.png, seq-flowN-FROM-UNTILs.png when "
+        "zoomed, cwnd.png, plot-LINK.png)",
     )
     p.set_defaults(func=cmd_plot)
 
