@@ -597,6 +597,33 @@ def test_cli_table_status_dry_run(local_sweep, tmp_path):
     assert r.returncode == 2 and "--out" in r.stderr
 
 
+def test_cli_table_prints_every_metric_asked_for(local_sweep, capsys):
+    from satqm.cli import main
+
+    args = ["sweep", "table", str(local_sweep.out), "--by", "tcp.recovery"]
+    metrics = ["--metric", "utilization_mean", "--metric", "drops_total"]
+    assert main([*args, *metrics]) == 0
+    out = capsys.readouterr().out
+    # one table per metric, a blank line between them
+    assert out == (
+        local_sweep.table("utilization_mean", by="tcp.recovery")
+        + "\n"
+        + local_sweep.table("drops_total", by="tcp.recovery")
+    )
+    assert out.split("\n\n")[1].startswith("| tcp.recovery | n | drops_total (mean) |")
+    assert main([*args, *metrics, "--csv"]) == 0
+    back = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    assert list(back.columns) == ["tcp.recovery", "metric", "n", "mean", "ci95", "std"]
+    assert back["metric"].tolist() == ["utilization_mean"] * 2 + ["drops_total"] * 2
+    one = pd.read_csv(__import__("io").StringIO(local_sweep.table("drops_total", "tcp.recovery",
+                                                                  fmt="csv")))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        back[back["metric"] == "drops_total"].drop(columns="metric").reset_index(drop=True), one
+    )
+    assert main([*args, *metrics, "--metric", "nope"]) == 2
+    assert "'nope' is not a summary metric" in capsys.readouterr().err
+
+
 def test_examples_sweep_file_plans():
     """docs/sweeps.md's first example, on the shipped example scenario."""
     sw = Sweep(DROPTAIL, {"topology.bottleneck.buffer": [100, 400, 800],

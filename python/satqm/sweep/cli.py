@@ -5,7 +5,7 @@
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
                                [--retries N] [--quiet] [--plots] [--dry-run]
     satqm sweep status DIR
-    satqm sweep table DIR --metric M [--by AXIS]... [--csv]
+    satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]
 
 Registered by :mod:`satqm.cli`; errors are raised as :class:`SweepCliError`,
 which it reports like its own (exit 2 bad input, 1 runs failed, 130
@@ -27,7 +27,7 @@ EXIT_INTERRUPTED = 130
 USAGE = """\
 satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F] [options]
        satqm sweep status DIR
-       satqm sweep table DIR --metric M [--by AXIS]... [--csv]"""
+       satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]"""
 
 
 class SweepCliError(Exception):
@@ -96,7 +96,13 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentPa
         "--dry-run", action="store_true", help="check the sweep and list its runs; run nothing"
     )
     tab = p.add_argument_group("table")
-    tab.add_argument("--metric", metavar="M", help="summary metric to tabulate")
+    tab.add_argument(
+        "--metric",
+        action="append",
+        metavar="M",
+        help="summary metric to tabulate (repeatable: one table per metric; with --csv, "
+        "one table with a metric column)",
+    )
     tab.add_argument(
         "--by",
         action="append",
@@ -352,8 +358,9 @@ def _table(d: Path, args: argparse.Namespace) -> int:
         raise SweepCliError(
             "--metric M is required; metrics: " + ", ".join(res.metrics or ["(none yet)"])
         )
+    metric = args.metric[0] if len(args.metric) == 1 else args.metric
     try:
-        text = res.table(args.metric, by=args.by, fmt="csv" if args.csv else "markdown")
+        text = res.table(metric, by=args.by, fmt="csv" if args.csv else "markdown")
     except KeyError as e:
         raise SweepCliError(str(e.args[0])) from None
     sys.stdout.write(text)
