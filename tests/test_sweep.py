@@ -624,6 +624,25 @@ def test_cli_table_prints_every_metric_asked_for(local_sweep, capsys):
     assert "'nope' is not a summary metric" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["status", "{dir}", "--retries", "3"], "--retries does not apply to 'satqm sweep status'"),
+        (["status", "{dir}", "--workers", "0"], "--workers does not apply to 'satqm sweep status'"),
+        (["table", "{dir}", "--metric", "m", "--retries", "0"], "--retries does not apply"),
+        (["{file}", "--dry-run", "--metric", "m"], "--metric does not apply to 'satqm sweep FILE'"),
+        (["{file}", "--dry-run", "--csv"], "--csv does not apply to 'satqm sweep FILE'"),
+    ],
+)
+def test_cli_refuses_options_of_another_sweep_command(tmp_path, capsys, args, message):
+    from satqm.cli import main
+
+    f = write_sweep_file(tmp_path, '[grid]\n"tcp.recovery" = ["reno", "sack"]\n')
+    argv = [a.format(dir=tmp_path, file=f) for a in args]
+    assert main(["sweep", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_examples_sweep_file_plans():
     """docs/sweeps.md's first example, on the shipped example scenario."""
     sw = Sweep(DROPTAIL, {"topology.bottleneck.buffer": [100, 400, 800],

@@ -86,7 +86,6 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentPa
     run.add_argument(
         "--retries",
         type=_workers,
-        default=2,
         metavar="N",
         help="times a run whose worker died is tried again (default 2)",
     )
@@ -125,10 +124,13 @@ def run(args: argparse.Namespace) -> int:
         raise SweepCliError(
             f"unexpected argument {args.folder!r} (usage: satqm sweep FILE --out DIR)"
         )
+    _only(args, "FILE", allowed=_RUN_OPTS)
     return _run(args)
 
 
-_RUN_OPTS = ("out", "workers", "scheduler", "scheduler_file", "plots", "quiet", "dry_run")
+_RUN_OPTS = (
+    "out", "workers", "scheduler", "scheduler_file", "retries", "plots", "quiet", "dry_run",
+)  # fmt: skip
 _TABLE_OPTS = ("metric", "by", "csv")
 
 
@@ -137,7 +139,7 @@ def _only(args: argparse.Namespace, what: str, allowed: tuple[str, ...]) -> None
         if name in allowed:
             continue
         v = getattr(args, name)
-        if v not in (None, False):
+        if v is not None and v is not False:  # 0 is given (--workers 0)
             flag = "--" + name.replace("_", "-")
             raise SweepCliError(f"{flag} does not apply to 'satqm sweep {what}'")
 
@@ -240,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
             out,
             workers=args.workers,
             client=client,
-            retries=args.retries,
+            retries=2 if args.retries is None else args.retries,
             progress=progress,
             plot=args.plots,
         )
