@@ -717,6 +717,48 @@ def test_runs_leaving_out_a_key_aggregate(tmp_path):
     assert "| 0.1 |  | 2 |" in table and "| 0.02 | true | 2 |" in table
 
 
+def test_aqm_axes_are_labelled_readably(tmp_path, capsys):
+    """A sweep over [[aqm]] tables labels its rows `bottleneck=pie`, not JSON;
+    labels stay one per value."""
+    from satqm.cli import main
+
+    pie = {"kind": "pie", "at": "bottleneck"}
+    red = {"kind": "red", "at": "bottleneck", "min_th": 5, "max_th": 15}
+    codel = {"kind": "codel", "at": "bottleneck.reverse"}
+    res = sweep(
+        tiny_dict(),
+        {"aqm": [[pie], [red], [pie, codel], []]},
+        fixed={"simulation.duration": "0.5 s"},
+        out=tmp_path / "aqm",
+        workers=0,
+        progress=False,
+    )
+    labels = [
+        "bottleneck=pie",
+        "bottleneck=red(max_th=15, min_th=5)",
+        "bottleneck=pie, bottleneck.reverse=codel",
+        "none",
+    ]
+    assert res.manifest["aqm"].tolist() == labels
+    table = res.table("drops_total")
+    assert [line.split(" | ")[0] for line in table.splitlines()[2:]] == [f"| {x}" for x in labels]
+    assert "{" not in table
+    fig = res.plot("drops_total", x="aqm")
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == labels
+    assert main(["sweep", "status", str(res.out)]) == 0
+    # the run parameters keep the tables themselves
+    assert json.loads((res.run_dir(0) / "params.json").read_text())["params"]["aqm"] == [pie]
+    capsys.readouterr()
+
+
+def test_axis_labels_that_would_clash_fall_back_to_json():
+    a = [{"kind": "red", "at": "b", "n": "x), c=red(n=1"}]
+    b = [{"kind": "red", "at": "b", "n": "x"}, {"kind": "red", "at": "c", "n": 1}]
+    assert store.label(a) == store.label(b) == "b=red(n=x), c=red(n=1)"
+    assert store._column([a, b]) == [store.display(a), store.display(b)]
+    assert store._column([a, []]) == [store.label(a), "none"]
+
+
 def test_cli_on_a_dask_scheduler(local_sweep, dask_client, tmp_path):
     """`satqm sweep --scheduler ADDR` runs on the cluster, same files."""
     body = 'seeds = [1, 2]\n[grid]\n"topology.bottleneck.buffer" = [10, 40]\n'
