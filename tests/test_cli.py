@@ -325,3 +325,25 @@ def test_plot_files_are_named_apart_and_printed(tmp_path, capsys):
 def test_plot_refuses_options_that_do_not_apply(tmp_path, capsys, args, message):
     assert cli.main(["plot", args[0], str(tmp_path), *args[1:]]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_validate_help_and_docs_give_the_runs_the_code_makes():
+    """`satqm validate --help` and docs/validation.md say how long the runs
+    of each set are, and docs/validation.md how many there are."""
+    import re
+
+    from satqm.validation import scenarios as S
+
+    r = satqm_cmd("validate", "--help")
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    assert f"the quick subset, {S.QUICK_DURATION_S:g} s runs" in text
+    assert f"the full set's {S.FULL_DURATION_S:g} s" in text
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text("utf-8")
+    for flags, quick in (("--quick", True), ("", False)):
+        runs = S.scenarios(quick)
+        line = re.search(rf"^satqm validate ns3 {flags} *# .*$", doc, re.M)
+        assert line is not None, flags
+        dur = S.QUICK_DURATION_S if quick else S.FULL_DURATION_S
+        assert f"{len(runs)} runs of {dur:g} s" in line.group(0)
+        assert {d["duration_s"] for d in runs} == {dur}
