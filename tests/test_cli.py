@@ -347,3 +347,21 @@ def test_validate_help_and_docs_give_the_runs_the_code_makes():
         dur = S.QUICK_DURATION_S if quick else S.FULL_DURATION_S
         assert f"{len(runs)} runs of {dur:g} s" in line.group(0)
         assert {d["duration_s"] for d in runs} == {dur}
+
+
+def test_reproduce_workers(monkeypatch, tmp_path, capsys):
+    """`--workers 0` runs in this process, as for sweeps (it meant one
+    process per CPU); a negative count is refused."""
+    from satqm.experiments import _runner
+
+    seen = []
+
+    def execute(todo, store, report, workers):
+        seen.append(workers)
+
+    monkeypatch.setattr(_runner, "execute", execute)
+    _runner.run_all([_runner.Run("a", TINY, 1), _runner.Run("b", TINY, 2)], tmp_path, workers=0)
+    assert seen == [0]
+    with pytest.raises(SystemExit) as e:
+        cli.main(["reproduce", "models", "--workers", "-1", "--out", str(tmp_path)])
+    assert e.value.code == 2 and "--workers: must be >= 0" in capsys.readouterr().err
