@@ -5,9 +5,12 @@
     satqm run SCENARIO --out DIR [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
                                  [--capture LINK]... [--quiet] [--no-plot]
     satqm check SCENARIO [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
+    satqm plot {seq,cwnd,link} RUN_DIR [--flow N] [--from S] [--until S] [--link NAME]
+                                       [--out FILE]
+    satqm reproduce NAME --out DIR [--quick] [--workers N] | --list
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
-    satqm sweep table DIR --metric M [--by AXIS]
+    satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]
     satqm validate ns3 [--quick] [--out DIR] [--scenarios NAME,...]
     satqm --version
 
