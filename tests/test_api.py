@@ -71,6 +71,46 @@ def test_bad_override_is_config_error():
         satqm.Scenario.from_toml(TINY, seed=1.5)  # type: ignore[arg-type]
 
 
+def test_warmup_override():
+    """`warmup=` replaces simulation.warmup wherever `duration=` is taken; a
+    duration not longer than the file's warm-up blames the duration."""
+    text = TINY.replace('duration = "3 s"', 'duration = "3 s"\nwarmup = "2 s"')
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(text, duration=1.5)
+    assert e.value.path == "simulation.duration"
+    assert "warm-up (simulation.warmup = 2 s)" in e.value.rule and "warmup=" in e.value.rule
+    assert e.value.warmup_s == 2.0
+    sc = satqm.Scenario.from_toml(text, duration=1.5, warmup=0.5)
+    assert (sc.duration, sc.warmup) == (1.5, 0.5)
+    assert sc.overrides == {"duration": 1.5, "warmup": 0.5}
+    assert satqm.Scenario.from_toml(text).with_overrides(duration=1.5, warmup=0.5) == sc
+    assert sc.with_overrides(seed=4).warmup == 0.5  # kept
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(text, warmup=3)
+    assert (e.value.path, e.value.rule) == (
+        "simulation.warmup",
+        "must be less than simulation.duration",
+    )
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(text, warmup="1 s")  # type: ignore[arg-type]
+    assert e.value.path == "simulation.warmup"
+    res = satqm.run(satqm.Scenario.from_toml(text), duration=1.5, warmup=0.5)
+    assert res.scenario.warmup == 0.5
+    assert res.summary()["measured_s"] == pytest.approx(1.0)
+    assert satqm.Simulation(satqm.Scenario.from_toml(text), warmup=0).scenario.warmup == 0.0
+
+
+def test_warmup_override_round_trips_through_a_results_folder(tmp_path):
+    text = TINY.replace('duration = "3 s"', 'duration = "3 s"\nwarmup = "2 s"')
+    res = satqm.run(satqm.Scenario.from_toml(text, duration=1.5, warmup=0.5))
+    out = res.save(tmp_path / "run", plot=False)
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["overrides"] == {"duration_s": 1.5, "warmup_s": 0.5}
+    assert "--duration 1.5 --warmup 0.5" in (out / "scenario.toml").read_text()
+    back = satqm.Results.load(out)
+    assert back.scenario == res.scenario and back.scenario.warmup == 0.5
+
+
 def test_config_error_shape_and_pickle():
     with pytest.raises(satqm.ConfigError) as e:
         satqm.Scenario.from_toml(TINY.replace('rate = "10 Mbps"', "rate = 0"))

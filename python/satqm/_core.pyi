@@ -37,6 +37,7 @@ def validate(
     duration: float | None = None,
     max_memory: str | float | None = None,
     capture: list[str] | None = None,
+    warmup: float | None = None,
 ) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
 
@@ -169,6 +170,7 @@ class Simulation:
         duration: float | None = None,
         max_memory: str | float | None = None,
         capture: list[str] | None = None,
+        warmup: float | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float:

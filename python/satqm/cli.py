@@ -2,11 +2,15 @@
 
 ::
 
-    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--max-memory SIZE] [--quiet] [--no-plot]
-    satqm check SCENARIO [--seed N] [--duration S] [--max-memory SIZE]
+    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
+                                 [--capture LINK]... [--quiet] [--no-plot]
+    satqm check SCENARIO [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
+    satqm plot {seq,cwnd,link} RUN_DIR [--flow N] [--from S] [--until S] [--link NAME]
+                                       [--out FILE]
+    satqm reproduce NAME --out DIR [--quick] [--workers N] | --list
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
-    satqm sweep table DIR --metric M [--by AXIS]
+    satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]
     satqm validate ns3 [--quick] [--out DIR] [--scenarios NAME,...]
     satqm --version
 
@@ -55,6 +59,16 @@ def _seed(text: str) -> int:
     return v
 
 
+def _workers(text: str) -> int:
+    try:
+        v = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be >= 0 (0: in this process)")
+    return v
+
+
 def _seconds(text: str) -> float:
     s = text.strip()
     if s.endswith("s") and not s.endswith("ms"):
@@ -87,6 +101,7 @@ def _load(args: argparse.Namespace):  # -> satqm.Scenario
             text,
             seed=args.seed,
             duration=args.duration,
+            warmup=args.warmup,
             path=path,
             max_memory=getattr(args, "max_memory", None),
             capture=getattr(args, "capture", None),
@@ -102,7 +117,18 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     if key == "simulation.seed" and args.seed is not None:
         return f"--seed {args.seed}: {rule}"
     if key == "simulation.duration" and args.duration is not None:
+        warmup_s = getattr(e, "warmup_s", None)
+        if warmup_s is not None:  # not longer than the file's warm-up
+            return (
+                f"--duration {args.duration:g}: not longer than the scenario's {warmup_s:g} s "
+                f"warm-up (simulation.warmup in {path}); add --warmup S with S < "
+                f"{args.duration:g}"
+            )
         return f"--duration {args.duration:g}: {rule}"
+    if key == "simulation.warmup" and args.warmup is not None:
+        if args.duration is not None and args.warmup >= args.duration:
+            return f"--warmup {args.warmup:g}: must be less than --duration {args.duration:g}"
+        return f"--warmup {args.warmup:g}: {rule}"
     max_memory = getattr(args, "max_memory", None)
     if key == "simulation.max_memory" and max_memory is not None:
         return f"--max-memory {max_memory}: {rule}"
@@ -180,14 +206,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: The options of `satqm plot` that apply to one figure only: (dest, flag, figure).
+_PLOT_ONLY = (
+    ("flow", "--flow", "seq"),
+    ("start", "--from", "seq"),
+    ("end", "--until", "seq"),
+    ("link", "--link", "link"),
+)
+
+
+def _zoom_suffix(start: float | None, end: float | None) -> str:
+    """What a zoomed figure's default file name adds: ``-60-75s``,
+    ``-from-60s``, ``-until-75s``; nothing unzoomed."""
+    if start is not None and end is not None:
+        return f"-{start:g}-{end:g}s"
+    if start is not None:
+        return f"-from-{start:g}s"
+    if end is not None:
+        return f"-until-{end:g}s"
+    return ""
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     import satqm
     from satqm.plots import save_figure
 
+    for dest, flag, figure in _PLOT_ONLY:
+        if getattr(args, dest) is not None and args.what != figure:
+            raise CliError(f"{flag} applies to `satqm plot {figure}` only, not to {args.what}")
+    if args.start is not None and args.end is not None and args.start >= args.end:
+        raise CliError(f"--from {args.start:g} --until {args.end:g}: --from must come first")
     run = Path(args.run_dir)
     if not (run / "summary.json").is_file():
         raise CliError(f"{run}: not a results folder (no summary.json); see `satqm run --out`")
     res = satqm.Results.load(run)
+    # Default names never clash with each other or with the plot.png that
+    # `satqm run` writes: each figure, link and zoom has its own.
     if args.what == "seq":
         if args.flow is None:
             raise CliError("plot seq: give the connection with --flow N")
@@ -195,7 +249,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             fig = res.plot_seq(args.flow, args.start, args.end)
         except ValueError as e:
             raise CliError(f"--flow {args.flow}: {e}") from None
-        default = run / f"seq-flow{args.flow}.png"
+        default = run / f"seq-flow{args.flow}{_zoom_suffix(args.start, args.end)}.png"
     elif args.what == "cwnd":
         try:
             fig = res.plot_cwnd()
@@ -203,11 +257,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise CliError(f"{run}: {e}") from None
         default = run / "cwnd.png"
     else:
+        link = res.bottleneck if args.link is None else args.link
         try:
-            fig = res.plot(args.link)
+            fig = res.plot(link)
         except KeyError as e:
-            raise CliError(f"--link {args.link}: {e.args[0]}") from None
-        default = run / "plot.png"
+            raise CliError(f"--link {link}: {e.args[0]}") from None
+        default = run / f"plot-{link}.png"
     out = Path(args.out) if args.out else default
     try:
         save_figure(fig, out)
@@ -336,6 +391,13 @@ def _add_scenario_args(p: argparse.ArgumentParser) -> None:
         help="simulated seconds (replaces simulation.duration)",
     )
     p.add_argument(
+        "--warmup",
+        type=_seconds,
+        metavar="S",
+        help="seconds the summary leaves out at the start (replaces simulation.warmup); "
+        "must be less than the duration",
+    )
+    p.add_argument(
         "--max-memory",
         metavar="SIZE",
         help='most memory the run may need by its estimate, e.g. "16 GB" '
@@ -394,7 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
         "plot",
         parents=[common],
         help="draw a figure of a results folder: seq, cwnd or link",
-        description="Draw a figure of a results folder written by `satqm run`: "
+        description="Draw a figure of a results folder written by `satqm run` and print "
+        "the path of the PNG file written: "
         "seq, the time-sequence graph of one connection (needs simulation.trace_seq); "
         "cwnd, the congestion windows of the flows in simulation.trace_cwnd; "
         "link, a link's utilization and queue.",
@@ -403,10 +466,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR", help="results folder")
     p.add_argument("--flow", type=int, metavar="N", help="the connection (for seq)")
     p.add_argument("--link", metavar="NAME", help="the link (for link; default: the bottleneck)")
-    p.add_argument("--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds")
-    p.add_argument("--until", dest="end", type=_seconds, metavar="S", help="zoom: until S seconds")
     p.add_argument(
-        "--out", metavar="FILE", help="PNG file (default: in RUN_DIR, e.g. seq-flow0.png)"
+        "--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds (for seq)"
+    )
+    p.add_argument(
+        "--until", dest="end", type=_seconds, metavar="S", help="zoom: until S seconds (for seq)"
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="PNG file (default: in RUN_DIR, seq-flowN.png, seq-flowN-FROM-UNTILs.png when "
+        "zoomed, cwnd.png, plot-LINK.png)",
     )
     p.set_defaults(func=cmd_plot)
 
@@ -414,7 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         parents=[common],
         help="validate a scenario without running it",
-        description="Validate a scenario file (and any --seed/--duration) without running it.",
+        description="Validate a scenario file (and any --seed, --duration, --warmup, "
+        "--max-memory) without running it.",
     )
     _add_scenario_args(p)
     p.set_defaults(func=cmd_check)
@@ -430,7 +501,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the reproductions")
     p.add_argument("--out", metavar="DIR", help="output folder")
     p.add_argument("--quick", action="store_true", help="fewer seeds and shorter runs")
-    p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: cores)")
+    p.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="worker processes (default: one per CPU; 0 or 1: in this process)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or report echo")
     p.set_defaults(func=cmd_reproduce)
 

@@ -255,6 +255,8 @@ def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
             flags.append(f"--seed {ov['seed']}")
         if "duration" in ov:
             flags.append(f"--duration {ov['duration']!r}")
+        if "warmup" in ov:
+            flags.append(f"--warmup {ov['warmup']!r}")
         if "max_memory" in ov:
             flags.append(f"--max-memory {str(ov['max_memory'])!r}")
         flags.extend(f"--capture {name}" for name in ov.get("capture", ()))
@@ -587,6 +589,10 @@ class Results:
             ov["seed"] = sc.overrides["seed"]
         if "duration" in sc.overrides:
             ov["duration_s"] = sc.overrides["duration"]
+        if "warmup" in sc.overrides:
+            ov["warmup_s"] = sc.overrides["warmup"]
+        if "max_memory" in sc.overrides:
+            ov["max_memory"] = sc.overrides["max_memory"]
         if "capture" in sc.overrides:
             ov["capture"] = list(sc.overrides["capture"])
         return _json_value(
@@ -696,6 +702,8 @@ class Results:
             duration=ov.get("duration_s"),
             path=d / "scenario.toml",
             capture=ov.get("capture"),
+            warmup=ov.get("warmup_s"),
+            max_memory=ov.get("max_memory"),
         )
         links = list(doc["links"])
         reasons = list(doc["drop_reasons"])

@@ -76,11 +76,13 @@ fn scenario(
     duration: Option<f64>,
     max_memory: Option<&Bound<'_, PyAny>>,
     capture: Option<Vec<String>>,
+    warmup: Option<f64>,
 ) -> PyResult<Scenario> {
     let o = Overrides {
         capture,
         seed,
         duration_s: duration,
+        warmup_s: warmup,
         max_memory: max_memory
             .map(|v| quantity(py, v, "simulation.max_memory"))
             .transpose()?,
@@ -106,7 +108,7 @@ fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Qu
 
 /// Validate a scenario; returns a few facts about it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
+#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
@@ -114,8 +116,9 @@ fn validate<'py>(
     duration: Option<f64>,
     max_memory: Option<&Bound<'py, PyAny>>,
     capture: Option<Vec<String>>,
+    warmup: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = scenario(py, text, seed, duration, max_memory, capture)?;
+    let s = scenario(py, text, seed, duration, max_memory, capture, warmup)?;
     // Building checks what needs the topology (link names of AQMs).
     satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
@@ -183,7 +186,7 @@ const EVENT_CHUNK: u64 = 2_000_000;
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None))]
     fn new(
         py: Python<'_>,
         text: &str,
@@ -191,8 +194,9 @@ impl Simulation {
         duration: Option<f64>,
         max_memory: Option<&Bound<'_, PyAny>>,
         capture: Option<Vec<String>>,
+        warmup: Option<f64>,
     ) -> PyResult<Self> {
-        let s = scenario(py, text, seed, duration, max_memory, capture)?;
+        let s = scenario(py, text, seed, duration, max_memory, capture, warmup)?;
         let sim = satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
     }

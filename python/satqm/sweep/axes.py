@@ -126,7 +126,7 @@ def seed_list(seeds: Any) -> list[int] | None:
 
 def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
     """The base scenario (if a file or Scenario) and its parsed data, with a
-    Scenario's seed/duration overrides written in."""
+    Scenario's overrides written in."""
     if isinstance(base, Mapping):
         data = copy.deepcopy(plain(dict(base)))
         try:
@@ -147,8 +147,12 @@ def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
     sim = data.setdefault("simulation", {})
     if "duration" in sc.overrides:
         sim["duration"] = float(sc.overrides["duration"])
+    if "warmup" in sc.overrides:
+        sim["warmup"] = float(sc.overrides["warmup"])
     if "seed" in sc.overrides:
         sim["seed"] = int(sc.overrides["seed"])
     if "max_memory" in sc.overrides:
         sim["max_memory"] = sc.overrides["max_memory"]
+    if "capture" in sc.overrides:
+        sim["capture"] = list(sc.overrides["capture"])
     return sc, data

@@ -2,7 +2,7 @@
 
 A scenario is a plain dict (see :func:`make`)::
 
-    {"name": "red-n3", "flows": 3, "duration_s": 200.0, "warmup_s": 20.0,
+    {"name": "red-n3", "flows": 3, "duration_s": 200.0, "warmup_s": 50.0,
      "bottleneck": {"rate_bps": 10e6, "delay_s": 0.29, "buffer_packets": 800, "loss": 0.0},
      "access": {"rate_bps": 100e6, "delays_s": [0.005, ...], "rx_delay_s": 0.005},
      "tcp": {"recovery": "newreno", "mss": 1460, ...},
@@ -185,6 +185,12 @@ def _name(aqm: str, n: int, recovery: str) -> str:
     return f"{aqm}-n{n}" + ("-sack" if recovery == "sack" else "")
 
 
+#: Simulated seconds of each run of the full set, and the warm-up its
+#: figures leave out (they are measured over the rest).
+FULL_DURATION_S, FULL_WARMUP_S = 300.0, 60.0
+#: The same for the quick set (``satqm validate ns3 --quick``).
+QUICK_DURATION_S, QUICK_WARMUP_S = 200.0, 50.0
+
 #: The quick set: (aqm, flows, recovery, replicates).
 _QUICK: list[tuple[str, int, str, int]] = [
     # 1: DropTail. NewReno without SACK (ns-3's own behaviour differs after a
@@ -212,7 +218,7 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
     their ``group`` and are averaged in the report."""
     out: list[dict[str, Any]] = []
     if quick:
-        dur, warm = 200.0, 50.0
+        dur, warm = QUICK_DURATION_S, QUICK_WARMUP_S
         for aqm, n, rec, reps in _QUICK:
             name = _name(aqm, n, rec)
             base = make(name, flows=n, aqm=aqm, recovery=rec, duration_s=dur, warmup_s=warm)
@@ -241,7 +247,7 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
             out += _replicated(base, 2)
         return out
 
-    dur, warm = 300.0, 60.0
+    dur, warm = FULL_DURATION_S, FULL_WARMUP_S
     for aqm in ("droptail", "red", "red-gentle", "ared", "pie", "codel"):
         for n in (1, 3, 10, 50):
             for rec in ("newreno", "sack"):
