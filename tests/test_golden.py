@@ -20,12 +20,14 @@ def test_every_shipped_scenario_is_fingerprinted():
     assert names == set(EXPECTED["scenarios"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED["scenarios"]))
 def test_scenario_outputs_unchanged(name, tmp_path):
     got = outputs.scenario_digests(outputs.SCENARIOS / name, tmp_path)
     assert outputs.differences(got, EXPECTED["scenarios"][name]) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", outputs.REPRODUCTIONS)
 def test_reproduction_quick_outputs_unchanged(name, tmp_path):
     got = outputs.reproduction_digests(name, tmp_path)
