@@ -223,7 +223,7 @@ def test_plan_runs_fixed_and_seed_forms():
     sc = satqm.Scenario(dumps(tiny_dict()), duration=1.5, seed=9)
     p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
     assert p0.seed == 9
-    assert tomllib.loads(p0.text)["simulation"]["duration"] == 1.5
+    assert tomllib.loads(p0.text)["simulation"]["duration"] == "1.5 s"
 
 
 def _refused(match_key: str, **kw) -> satqm.ConfigError:

@@ -69,6 +69,17 @@ def _check_duration(duration: Any) -> float | None:
         raise config_error("simulation.duration", "must be a number of seconds") from None
 
 
+def quantity_text(value: float, unit: str) -> str:
+    """``value`` (in ``unit``) as a scenario quantity that reads back as the
+    same number: ``quantity_text(0.29, "s")`` is ``"0.29 s"``,
+    ``quantity_text(300.0, "s")`` ``"300 s"``. Code that writes scenarios
+    writes every time, rate and size with this."""
+    text = repr(float(value))
+    if text.endswith(".0"):
+        text = text[:-2]
+    return f"{text} {unit}"
+
+
 def _fmt_seconds(s: float) -> str:
     """Seconds for people: `120 s`, `0.5 s`, `1e+06 s`."""
     return f"{s:.9g} s"
