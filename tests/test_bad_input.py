@@ -58,13 +58,18 @@ NAN, INF = math.nan, math.inf
 # (id, edit of TINY, expected ConfigError.path, a word the rule must contain)
 CASES: list[tuple[str, Edit, str, str]] = [
     # rates
-    ("negative rate", _set(*BN, "rate", value=-1), "topology.bottleneck.rate", "> 0"),
+    ("negative rate", _set(*BN, "rate", value="-1 bps"), "topology.bottleneck.rate", "> 0"),
     ("negative rate text", _set(*BN, "rate", value="-10 Mbps"), "topology.bottleneck.rate", "> 0"),
     ("zero rate", _set(*BN, "rate", value=0), "topology.bottleneck.rate", "> 0"),
     ("NaN rate", _set(*BN, "rate", value=NAN), "topology.bottleneck.rate", "finite"),
     ("inf rate", _set(*BN, "rate", value=INF), "topology.bottleneck.rate", "finite"),
-    ("rate below 1 bit/s", _set(*BN, "rate", value=0.5), "topology.bottleneck.rate", "1 bit/s"),
-    ("huge rate", _set(*BN, "rate", value=1e300), "topology.bottleneck.rate", "at most"),
+    (
+        "rate below 1 bit/s",
+        _set(*BN, "rate", value="0.5 bps"),
+        "topology.bottleneck.rate",
+        "1 bit/s",
+    ),
+    ("huge rate", _set(*BN, "rate", value="1e300 bps"), "topology.bottleneck.rate", "at most"),
     ("unknown unit", _set(*BN, "rate", value="10 Mfoo"), "topology.bottleneck.rate", "unit"),
     ("rate unit only", _set(*BN, "rate", value="Mbps"), "topology.bottleneck.rate", "number"),
     ("rate empty text", _set(*BN, "rate", value=""), "topology.bottleneck.rate", "number"),
@@ -74,7 +79,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     # delays
     ("negative delay", _set(*BN, "delay", value="-5 ms"), "topology.bottleneck.delay", ">= 0"),
     ("inf delay", _set(*BN, "delay", value=INF), "topology.bottleneck.delay", "finite"),
-    ("huge delay", _set(*BN, "delay", value=1e300), "topology.bottleneck.delay", "at most"),
+    ("huge delay", _set(*BN, "delay", value="1e300 s"), "topology.bottleneck.delay", "at most"),
     (
         "per-packet delay low > high",
         _set(*BN, "delay", value={"uniform": ["5 ms", "1 ms"]}),
@@ -121,13 +126,13 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("buffer float", _set(*BN, "buffer", value=2.5), "topology.bottleneck.buffer", "buffer size"),
     (
         "buffer packets and bytes",
-        _set(*BN, "buffer", value={"packets": 3, "bytes": 3000}),
+        _set(*BN, "buffer", value={"packets": 3, "bytes": "3000 B"}),
         "topology.bottleneck.buffer",
         "exactly one",
     ),
     (
         "buffer bytes tiny",
-        _set(*BN, "buffer", value={"bytes": 10}),
+        _set(*BN, "buffer", value={"bytes": "10 B"}),
         "topology.bottleneck.buffer.bytes",
         "64 bytes",
     ),
@@ -140,7 +145,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     # simulation
     (
         "duration 1e300",
-        _set("simulation", "duration", value=1e300),
+        _set("simulation", "duration", value="1e300 s"),
         "simulation.duration",
         "at most",
     ),
@@ -248,7 +253,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ),
     ("stop before start", _update(*T0, start="1 s", stop="0.5 s"), "traffic[0].stop", "after"),
     ("bulk size zero", _set(*T0, "size", value=0), "traffic[0].size", "> 0"),
-    ("bulk size fractional", _set(*T0, "size", value=1.5), "traffic[0].size", "whole"),
+    ("bulk size fractional", _set(*T0, "size", value="1.5 B"), "traffic[0].size", "whole"),
     ("bulk with rate", _set(*T0, "rate", value="1 Mbps"), "traffic[0].rate", "not used"),
     ("cbr without rate", _set(*T0, "kind", value="cbr"), "traffic[0].rate", "required"),
     (
@@ -276,7 +281,12 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("mss huge", _set("tcp", "mss", value=10**6), "tcp.mss", "between"),
     ("initial window 0", _set("tcp", "initial_window", value=0), "tcp.initial_window", "between"),
     ("min_rto > max_rto", _update("tcp", min_rto="10 s", max_rto="1 s"), "tcp.min_rto", "max_rto"),
-    ("receive buffer < mss", _set("tcp", "receive_buffer", value=100), "tcp.receive_buffer", "MSS"),
+    (
+        "receive buffer < mss",
+        _set("tcp", "receive_buffer", value="100 B"),
+        "tcp.receive_buffer",
+        "MSS",
+    ),
     (
         "delayed ack 1 s",
         _set("tcp", "delayed_ack_timeout", value="1 s"),

@@ -59,8 +59,8 @@ def test_gateway_ode_parameters_from_the_packaged_scenarios():
     assert (red["min_th"], red["max_th"], red["w_q"], red["max_p"]) == (60, 120, 0.1, 0.7)
     assert avqred["tau"] == 1.0 and "max_p" not in avqred
     # the defaults are copies: changing one does not change the next
-    red_s["simulation"]["duration"] = 1.0
-    assert models.default_gateway_scenarios()[0]["simulation"]["duration"] != 1.0
+    red_s["simulation"]["duration"] = "1 s"
+    assert models.default_gateway_scenarios()[0]["simulation"]["duration"] != "1 s"
 
 
 def test_gateway_ode_parameters_from_files(tmp_path):

@@ -253,7 +253,7 @@ def test_bad_values_are_refused_naming_the_key():
     assert "1460.5" in str(e)
     _refused("tcp.recovery", grid={"tcp.recovery": ["newreno", "cubic-ish"]})
     _refused("tcp.ecn", runs=[{"tcp.ecn": "yes"}])
-    _refused("simulation.duration", fixed={"simulation.duration": -1})
+    _refused("simulation.duration", fixed={"simulation.duration": "-1 s"})
     e = _refused("tcp.mss", grid={"tcp.mss": [None]})
     assert "NoneType" in str(e)
     _refused("tcp.mss", grid={"tcp.mss": 1460})  # not a list
