@@ -301,6 +301,98 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ),
     ("boolean as text", _set("tcp", "delayed_ack", value="yes"), "tcp.delayed_ack", "must be"),
     ("rate cap zero", _set("tcp", "rate_cap", value=0), "tcp.rate_cap", "> 0"),
+    # a number without a unit: only 0 is unambiguous
+    (
+        "delay without a unit",
+        _set(*BN, "delay", value=270),
+        "topology.bottleneck.delay",
+        '270 has no unit; write "270 ms" or "270 s"',
+    ),
+    (
+        "rate without a unit",
+        _set(*BN, "rate", value=20),
+        "topology.bottleneck.rate",
+        '20 has no unit; write "20 Mbps" or "20 kbps"',
+    ),
+    (
+        "rate in bit/s without a unit",
+        _set(*BN, "rate", value=10e6),
+        "topology.bottleneck.rate",
+        '10000000 has no unit; write "10 Mbps" or "10000000 bps"',
+    ),
+    (
+        "size without a unit",
+        _set(*T0, "size", value=1500),
+        "traffic[0].size",
+        '1500 has no unit; write "1500 B" or "1.5 kB"',
+    ),
+    (
+        "buffer bytes without a unit",
+        _set(*BN, "buffer", value={"bytes": 64}),
+        "topology.bottleneck.buffer.bytes",
+        '64 has no unit; write "64 B" or "64 KiB"',
+    ),
+    (
+        "duration without a unit",
+        _set("simulation", "duration", value=60),
+        "simulation.duration",
+        '60 has no unit; write "60 ms" or "60 s"',
+    ),
+    (
+        "fraction without a unit",
+        _set("simulation", "sample_interval", value=0.1),
+        "simulation.sample_interval",
+        '0.1 has no unit; write "0.1 ms" or "0.1 s"',
+    ),
+    (
+        "text without a unit",
+        _set(*BN, "delay", value="270"),
+        "topology.bottleneck.delay",
+        '270 has no unit; write "270 ms" or "270 s"',
+    ),
+    (
+        "negative without a unit",
+        _set(*BN, "delay", value=-5),
+        "topology.bottleneck.delay",
+        "-5 has no unit",
+    ),
+    (
+        "per-flow delay without a unit",
+        _set(*AC, "delay", value=["1 ms", 5]),
+        "topology.access.delay[1]",
+        "5 has no unit",
+    ),
+    (
+        "per-packet delay without a unit",
+        _set(*BN, "delay", value={"uniform": ["300 ms", 400]}),
+        "topology.bottleneck.delay.uniform[1]",
+        '400 has no unit; write "400 ms"',
+    ),
+    (
+        "start without a unit",
+        _set(*T0, "start", value={"uniform": [0, 1]}),
+        "traffic[0].start.uniform[1]",
+        "1 has no unit",
+    ),
+    ("tcp time without a unit", _set("tcp", "min_rto", value=1), "tcp.min_rto", "1 has no unit"),
+    (
+        "override time without a unit",
+        _set(*T0, "tcp", value={"rate_cap": 5}),
+        "traffic[0].tcp.rate_cap",
+        '5 has no unit; write "5 Mbps"',
+    ),
+    (
+        "aqm time without a unit",
+        _set("aqm", value=[{"kind": "codel", "at": "bottleneck", "target": 5}]),
+        "aqm[0].target",
+        '5 has no unit; write "5 ms" or "5 s"',
+    ),
+    (
+        "aqm rate without a unit",
+        _set("aqm", value=[{"kind": "gkvq", "at": "bottleneck", "capacity": 9e6}]),
+        "aqm[0].capacity",
+        '9000000 has no unit; write "9 Mbps" or "9000000 bps"',
+    ),
 ]
 
 
@@ -370,6 +462,72 @@ def test_bad_overrides(kwargs: dict, path: str) -> None:
     assert e.value.path == path
     with pytest.raises(satqm.ConfigError):
         satqm.run(satqm.Scenario.from_toml(TINY), **kwargs)
+
+
+RED_TAIL = {
+    "kind": "red_tail",
+    "at": "bottleneck",
+    "min_th1": "2 kB",
+    "max_th1": "30 kB",
+    "min_th2": "20 kB",
+    "max_th2": "80 kB",
+}
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _set(*BN, "delay", value=0),
+        _set(*AC, "delay", value=[0, "1 ms"]),
+        _set("simulation", "warmup", value=0),
+        _set("simulation", "warmup", value=0.0),
+        _set("simulation", "warmup", value="0"),
+        _set(*T0, "start", value={"uniform": [0, "0.5 s"]}),
+        _set("aqm", value=[{**RED_TAIL, "c1_min": 0}]),
+    ],
+    ids=["delay", "delay list", "warmup", "warmup float", "warmup text", "start", "aqm rate"],
+)
+def test_zero_needs_no_unit(edit: Edit) -> None:
+    d = tiny_dict()
+    edit(d)
+    satqm.Scenario.from_toml(to_toml(d))
+
+
+def _check(path: Any, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "satqm.cli", "check", str(path), *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_check_refuses_a_number_without_a_unit_and_gives_the_fix(tmp_path) -> None:
+    d = tiny_dict()
+    d["topology"]["bottleneck"]["delay"] = 270
+    f = tmp_path / "bare.toml"
+    f.write_text(to_toml(d))
+    r = _check(f)
+    assert r.returncode == 2, r.stdout
+    assert f'{f}: topology.bottleneck.delay: 270 has no unit; write "270 ms" or "270 s"' in r.stderr
+    assert "Traceback" not in r.stderr
+    d["topology"]["bottleneck"]["delay"] = "270 ms"
+    f.write_text(to_toml(d))
+    assert _check(f).returncode == 0
+
+
+def test_duration_overrides_are_seconds_by_name(tmp_path) -> None:
+    f = tmp_path / "tiny.toml"
+    f.write_text(TINY)
+    r = _check(f, "--duration", "30")
+    assert r.returncode == 0, r.stderr
+    assert "OK tiny: 30 s" in r.stdout
+    assert satqm.Scenario.from_toml(TINY, duration=2).duration == 2.0
+    assert satqm.Scenario.from_toml(TINY).with_overrides(duration=1.5).duration == 1.5
+    # --max-memory is a size: it takes a unit, as the file's key does.
+    r = _check(f, "--max-memory", "2000000000")
+    assert r.returncode == 2
+    assert '--max-memory 2000000000: 2000000000 has no unit; write "2000000000 B"' in r.stderr
 
 
 def test_every_case_leaves_the_base_valid() -> None:

@@ -43,6 +43,11 @@ def test_quantities_are_read_by_the_core_parser_and_name_their_key():
     red_s["topology"]["downlink"]["rate"] = "3 furlongs"
     with pytest.raises(satqm.ConfigError, match=r"^topology\.downlink\.rate: unknown unit"):
         models.gateway_ode_parameters(red_s, avqred_s)
+    red_s["topology"]["downlink"]["rate"] = 20e6
+    with pytest.raises(
+        satqm.ConfigError, match=r'^topology\.downlink\.rate: 20000000 has no unit; write "20 Mbps"'
+    ):
+        models.gateway_ode_parameters(red_s, avqred_s)
     d = models.dumbbell_data()
     d["topology"]["access"]["delay"] = {"min": "5 ms", "max": "5 parsecs"}
     with pytest.raises(satqm.ConfigError, match=r"^topology\.access\.delay\.max: unknown unit"):

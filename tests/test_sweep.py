@@ -267,6 +267,19 @@ def test_bad_values_are_refused_naming_the_key():
     _refused("seeds", seeds=10)
 
 
+def test_a_bare_number_on_a_dimensioned_axis_is_refused():
+    e = _refused("topology.bottleneck.delay", grid={"topology.bottleneck.delay": ["50 ms", 270]})
+    assert str(e) == (
+        'topology.bottleneck.delay: 270 (grid): 270 has no unit; write "270 ms" or "270 s"'
+    )
+    e = _refused("simulation.duration", fixed={"simulation.duration": 30})
+    assert 'write "30 ms" or "30 s"' in str(e)
+    # Dimensionless keys take plain numbers, and 0 needs no unit.
+    sw = Sweep(tiny_dict(), {"topology.bottleneck.loss": [0.0, 0.01]},
+               fixed={"simulation.warmup": 0})  # fmt: skip
+    assert len(sw) == 2
+
+
 def test_invalid_combinations_are_refused():
     red = {"kind": "red", "at": "bottleneck", "min_th": 5, "max_th": 15}
     # each value is fine with the base, the combination is not

@@ -72,8 +72,9 @@ def _check_duration(duration: Any) -> float | None:
 def quantity_text(value: float, unit: str) -> str:
     """``value`` (in ``unit``) as a scenario quantity that reads back as the
     same number: ``quantity_text(0.29, "s")`` is ``"0.29 s"``,
-    ``quantity_text(300.0, "s")`` ``"300 s"``. Code that writes scenarios
-    writes every time, rate and size with this."""
+    ``quantity_text(300.0, "s")`` ``"300 s"``. Scenario files give every
+    time, rate and size with its unit (a bare number other than 0 is
+    refused); code that writes scenarios writes them with this."""
     text = repr(float(value))
     if text.endswith(".0"):
         text = text[:-2]
@@ -113,7 +114,7 @@ class Scenario:
         seed: int | None = None,
         duration: float | None = None,
         path: str | os.PathLike[str] | None = None,
-        max_memory: str | float | None = None,
+        max_memory: str | None = None,
         capture: Sequence[str] | None = None,
     ) -> None:
         if not isinstance(text, str):
