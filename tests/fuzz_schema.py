@@ -308,7 +308,7 @@ def schema() -> Schema:
 
 #: Values tried, in turn, for a required AQM parameter no shipped scenario
 #: sets (not a list of keys: the key comes from the core's refusal).
-_PLAIN_VALUES = [1, 0.5, "1 ms", "1 Mbps"]
+_PLAIN_VALUES = [1, 0.5, "1 ms", "1 Mbps", "1 kB"]
 
 
 def _learn_aqm_kinds(s: Schema) -> None:
@@ -394,7 +394,7 @@ def _scale_times(v: Any, factor: float) -> Any:
     if isinstance(v, list):
         return [_scale_times(x, factor) for x in v]
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return v * factor
+        return f"{v * factor:.9g} s"  # 0, the one time written without a unit
     if isinstance(v, str) and _QUANTITY.match(v):
         return f"{float(_core.parse_quantity(v, 'time')) * factor:.9g} s"
     return v

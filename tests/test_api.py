@@ -460,7 +460,12 @@ def test_parse_quantity_reads_units_as_scenarios_do():
     assert _core.parse_quantity("290 ms", "time") == pytest.approx(0.29)
     assert _core.parse_quantity("10 Mbps", "rate") == 10e6
     assert _core.parse_quantity("64 KiB", "bytes") == 65536.0
-    assert _core.parse_quantity(1500, "bytes") == 1500.0
+    assert _core.parse_quantity("1500 B", "bytes") == 1500.0
+    assert _core.parse_quantity(0, "bytes") == 0.0
+    with pytest.raises(satqm.ConfigError) as e:
+        _core.parse_quantity(1500, "bytes", "pep[0].buffer")
+    assert e.value.path == "pep[0].buffer"
+    assert e.value.rule == '1500 has no unit; write "1500 B" or "1.5 kB"'
     with pytest.raises(satqm.ConfigError) as e:
         _core.parse_quantity("10 furlongs", "time", "links[0].delay")
     assert e.value.path == "links[0].delay"

@@ -223,13 +223,13 @@ def test_plan_runs_fixed_and_seed_forms():
     sc = satqm.Scenario(dumps(tiny_dict()), duration=1.5, seed=9)
     p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
     assert p0.seed == 9
-    assert tomllib.loads(p0.text)["simulation"]["duration"] == 1.5
+    assert tomllib.loads(p0.text)["simulation"]["duration"] == "1.5 s"
     # and so is a warm-up override
     d = tiny_dict()
     d["simulation"]["warmup"] = "2 s"
     sc = satqm.Scenario(dumps(d), duration=1.5, warmup=0.5)
     p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
-    assert tomllib.loads(p0.text)["simulation"]["warmup"] == 0.5
+    assert tomllib.loads(p0.text)["simulation"]["warmup"] == "0.5 s"
     # and the links to capture
     sc = satqm.Scenario(dumps(tiny_dict()), capture=["bottleneck"])
     p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
@@ -263,7 +263,7 @@ def test_bad_values_are_refused_naming_the_key():
     assert "1460.5" in str(e)
     _refused("tcp.recovery", grid={"tcp.recovery": ["newreno", "cubic-ish"]})
     _refused("tcp.ecn", runs=[{"tcp.ecn": "yes"}])
-    _refused("simulation.duration", fixed={"simulation.duration": -1})
+    _refused("simulation.duration", fixed={"simulation.duration": "-1 s"})
     e = _refused("tcp.mss", grid={"tcp.mss": [None]})
     assert "NoneType" in str(e)
     _refused("tcp.mss", grid={"tcp.mss": 1460})  # not a list
@@ -275,6 +275,19 @@ def test_bad_values_are_refused_naming_the_key():
     _refused("seeds", seeds=[-1])
     _refused("seeds", seeds="12")
     _refused("seeds", seeds=10)
+
+
+def test_a_bare_number_on_a_dimensioned_axis_is_refused():
+    e = _refused("topology.bottleneck.delay", grid={"topology.bottleneck.delay": ["50 ms", 270]})
+    assert str(e) == (
+        'topology.bottleneck.delay: 270 (grid): 270 has no unit; write "270 ms" or "270 s"'
+    )
+    e = _refused("simulation.duration", fixed={"simulation.duration": 30})
+    assert 'write "30 ms" or "30 s"' in str(e)
+    # Dimensionless keys take plain numbers, and 0 needs no unit.
+    sw = Sweep(tiny_dict(), {"topology.bottleneck.loss": [0.0, 0.01]},
+               fixed={"simulation.warmup": 0})  # fmt: skip
+    assert len(sw) == 2
 
 
 def test_invalid_combinations_are_refused():

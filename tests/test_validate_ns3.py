@@ -57,7 +57,7 @@ def test_a_changed_parameter_shows_on_one_side_only():
     d = S.make("x", flows=3, aqm="codel")
     text = S.satqm_toml(d)
     d2 = S.make("x", flows=3, aqm="codel")
-    d2["aqm"]["target"] = 0.010
+    d2["aqm"]["target_s"] = 0.010
     assert S.params_from_toml(text) != S.params_from_ns3(_args(d2))
 
 

@@ -35,7 +35,7 @@ def validate(
     text: str,
     seed: int | None = None,
     duration: float | None = None,
-    max_memory: str | float | None = None,
+    max_memory: str | None = None,
     capture: list[str] | None = None,
     warmup: float | None = None,
 ) -> _ScenarioInfo:
@@ -44,9 +44,9 @@ def validate(
 def parse_quantity(
     value: str | float, dim: Literal["time", "rate", "bytes"], path: str = "value"
 ) -> float:
-    """A scenario quantity ("290 ms", "10 Mbps", "64 KiB" or a bare number) in
-    base units: seconds, bit/s or bytes; ConfigError naming ``path`` if it
-    cannot be read."""
+    """A scenario quantity ("290 ms", "10 Mbps", "64 KiB"; a number only if it
+    is 0) in base units: seconds, bit/s or bytes; ConfigError naming ``path``
+    if it cannot be read or has no unit."""
 
 class _TimeSeriesColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]
@@ -168,7 +168,7 @@ class Simulation:
         text: str,
         seed: int | None = None,
         duration: float | None = None,
-        max_memory: str | float | None = None,
+        max_memory: str | None = None,
         capture: list[str] | None = None,
         warmup: float | None = None,
     ) -> Simulation: ...

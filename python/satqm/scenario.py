@@ -96,6 +96,18 @@ def _warmup_conflict(text: str, duration: float) -> ConfigError | None:
     return err
 
 
+def quantity_text(value: float, unit: str) -> str:
+    """``value`` (in ``unit``) as a scenario quantity that reads back as the
+    same number: ``quantity_text(0.29, "s")`` is ``"0.29 s"``,
+    ``quantity_text(300.0, "s")`` ``"300 s"``. Scenario files give every
+    time, rate and size with its unit (a bare number other than 0 is
+    refused); code that writes scenarios writes them with this."""
+    text = repr(float(value))
+    if text.endswith(".0"):
+        text = text[:-2]
+    return f"{text} {unit}"
+
+
 def _fmt_seconds(s: float) -> str:
     """Seconds for people: `120 s`, `0.5 s`, `1e+06 s`."""
     return f"{s:.9g} s"
@@ -130,7 +142,7 @@ class Scenario:
         seed: int | None = None,
         duration: float | None = None,
         path: str | os.PathLike[str] | None = None,
-        max_memory: str | float | None = None,
+        max_memory: str | None = None,
         capture: Sequence[str] | None = None,
         warmup: float | None = None,
     ) -> None:

@@ -90,7 +90,8 @@ fn scenario(
     Scenario::from_toml_overrides(text, &o).map_err(|e| to_py(py, e))
 }
 
-/// A quantity as Python gives it: a string with a unit, or a number.
+/// A quantity as Python gives it: a string with a unit, or a number (which
+/// the core reads as a file's: refused unless it is 0).
 fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Quantity> {
     if let Ok(s) = value.extract::<String>() {
         return Ok(Quantity::Text(s));
@@ -102,7 +103,7 @@ fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Qu
     }
     Err(to_py(
         py,
-        CoreConfigError::new(path, "must be a number or a string with a unit").into(),
+        CoreConfigError::new(path, "must be a string with a unit").into(),
     ))
 }
 
@@ -134,8 +135,8 @@ fn validate<'py>(
     Ok(d)
 }
 
-/// A scenario quantity (a number in base units, or a string with a unit such
-/// as "290 ms", "10 Mbps", "64 KiB") in base units: seconds, bit/s or bytes.
+/// A scenario quantity (a string with a unit such as "290 ms", "10 Mbps",
+/// "64 KiB"; a number only if it is 0) in base units: seconds, bit/s or bytes.
 #[pyfunction]
 #[pyo3(signature = (value, dim, path="value"))]
 fn parse_quantity(

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from satqm.scenario import Scenario, config_error
+from satqm.scenario import Scenario, config_error, quantity_text
 from satqm.sweep.canonical_toml import dumps
 from satqm.sweep.keys import check_writable, fmt, parse_key, plain
 
@@ -146,9 +146,9 @@ def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
     data = copy.deepcopy(sc.data)
     sim = data.setdefault("simulation", {})
     if "duration" in sc.overrides:
-        sim["duration"] = float(sc.overrides["duration"])
+        sim["duration"] = quantity_text(sc.overrides["duration"], "s")
     if "warmup" in sc.overrides:
-        sim["warmup"] = float(sc.overrides["warmup"])
+        sim["warmup"] = quantity_text(sc.overrides["warmup"], "s")
     if "seed" in sc.overrides:
         sim["seed"] = int(sc.overrides["seed"])
     if "max_memory" in sc.overrides:

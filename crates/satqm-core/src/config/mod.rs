@@ -46,10 +46,11 @@ use raw::RawTcp;
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub seed: Option<u64>,
+    /// `simulation.duration` in seconds: a number, the unit being in the name.
     pub duration_s: Option<f64>,
-    /// `simulation.warmup` in seconds.
+    /// `simulation.warmup` in seconds: a number, the unit being in the name.
     pub warmup_s: Option<f64>,
-    /// `simulation.max_memory`, as written ("16 GB" or a number of bytes).
+    /// `simulation.max_memory`, as written ("16 GB").
     pub max_memory: Option<Quantity>,
     /// `simulation.capture`: the links to capture, replacing the file's.
     pub capture: Option<Vec<String>>,
@@ -114,10 +115,10 @@ impl Scenario {
             raw.simulation.seed = Some(s);
         }
         if let Some(d) = o.duration_s {
-            raw.simulation.duration = Quantity::Num(d);
+            raw.simulation.duration = Quantity::Base(d);
         }
         if let Some(w) = o.warmup_s {
-            raw.simulation.warmup = Some(Quantity::Num(w));
+            raw.simulation.warmup = Some(Quantity::Base(w));
         }
         if let Some(m) = &o.max_memory {
             raw.simulation.max_memory = Some(m.clone());

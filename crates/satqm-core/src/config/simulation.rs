@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn run_settings_are_bounded() {
         assert_eq!(
-            err(&BASE.replace("duration = \"10 s\"", "duration = 1e300")),
+            err(&BASE.replace("duration = \"10 s\"", "duration = \"1e300 s\"")),
             "simulation.duration: must be at most 1e6 s"
         );
         assert_eq!(

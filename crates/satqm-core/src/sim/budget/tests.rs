@@ -111,9 +111,9 @@ fn the_limit_is_a_checked_key() {
         )
     };
     let e = estimate(BASE);
-    let s = Scenario::from_toml(&with(&format!("{}", (e * 0.9) as u64))).unwrap();
+    let s = Scenario::from_toml(&with(&format!("\"{} B\"", (e * 0.9) as u64))).unwrap();
     assert!(Simulation::check_memory(&s).is_err());
-    let s = Scenario::from_toml(&with(&format!("{}", (e * 1.1) as u64))).unwrap();
+    let s = Scenario::from_toml(&with(&format!("\"{} B\"", (e * 1.1) as u64))).unwrap();
     assert!(Simulation::check_memory(&s).is_ok());
     assert_eq!(err(&with("\"16 GB\"")), "ok");
     assert_eq!(err(&with("0")), "simulation.max_memory: must be > 0");
