@@ -37,6 +37,7 @@ def validate(
     duration: float | None = None,
     max_memory: str | float | None = None,
     capture: list[str] | None = None,
+    capture_side: str | None = None,
 ) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
 
@@ -155,7 +156,8 @@ class _RawResults(TypedDict):
     seq_events: list[str]
     summary: dict[str, float]
     packets: _PacketCounts
-    # Each captured link direction: its name, packets written, pcapng bytes.
+    # Each capture file: its name (LINK for a link direction's departures,
+    # LINK.in for its arrivals), packets written, pcapng bytes.
     captures: list[tuple[str, int, bytes]]
 
 @final
@@ -169,6 +171,7 @@ class Simulation:
         duration: float | None = None,
         max_memory: str | float | None = None,
         capture: list[str] | None = None,
+        capture_side: str | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float:

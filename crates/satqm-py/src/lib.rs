@@ -76,9 +76,11 @@ fn scenario(
     duration: Option<f64>,
     max_memory: Option<&Bound<'_, PyAny>>,
     capture: Option<Vec<String>>,
+    capture_side: Option<String>,
 ) -> PyResult<Scenario> {
     let o = Overrides {
         capture,
+        capture_side,
         seed,
         duration_s: duration,
         max_memory: max_memory
@@ -106,7 +108,7 @@ fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Qu
 
 /// Validate a scenario; returns a few facts about it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
+#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, capture_side=None))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
@@ -114,8 +116,9 @@ fn validate<'py>(
     duration: Option<f64>,
     max_memory: Option<&Bound<'py, PyAny>>,
     capture: Option<Vec<String>>,
+    capture_side: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = scenario(py, text, seed, duration, max_memory, capture)?;
+    let s = scenario(py, text, seed, duration, max_memory, capture, capture_side)?;
     // Building checks what needs the topology (link names of AQMs).
     satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
@@ -183,7 +186,7 @@ const EVENT_CHUNK: u64 = 2_000_000;
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, capture_side=None))]
     fn new(
         py: Python<'_>,
         text: &str,
@@ -191,8 +194,9 @@ impl Simulation {
         duration: Option<f64>,
         max_memory: Option<&Bound<'_, PyAny>>,
         capture: Option<Vec<String>>,
+        capture_side: Option<String>,
     ) -> PyResult<Self> {
-        let s = scenario(py, text, seed, duration, max_memory, capture)?;
+        let s = scenario(py, text, seed, duration, max_memory, capture, capture_side)?;
         let sim = satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
     }
@@ -241,8 +245,10 @@ impl Simulation {
     }
 
     /// All recorded data as dicts of numpy arrays, plus the summary.
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = &self.sim;
+    /// (Mutable: reading the captures writes the last arrival, judged by
+    /// now.)
+    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = &mut self.sim;
         let out = PyDict::new(py);
 
         let links = PyList::new(py, sim.links.iter().map(|l| l.name.as_str()))?;

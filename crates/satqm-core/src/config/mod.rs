@@ -51,6 +51,8 @@ pub struct Overrides {
     pub max_memory: Option<Quantity>,
     /// `simulation.capture`: the links to capture, replacing the file's.
     pub capture: Option<Vec<String>>,
+    /// `simulation.capture_side`, replacing the file's.
+    pub capture_side: Option<String>,
 }
 
 /// A validated scenario, ready to build.
@@ -99,6 +101,7 @@ impl Scenario {
             duration_s,
             max_memory: None,
             capture: None,
+            capture_side: None,
         };
         Scenario::from_toml_overrides(text, &o)
     }
@@ -120,6 +123,9 @@ impl Scenario {
         }
         if let Some(c) = &o.capture {
             raw.simulation.capture = Some(c.clone());
+        }
+        if let Some(c) = &o.capture_side {
+            raw.simulation.capture_side = Some(c.clone());
         }
         Ok(Scenario::from_raw(&raw)?)
     }
