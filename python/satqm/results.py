@@ -258,6 +258,8 @@ def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
         if "max_memory" in ov:
             flags.append(f"--max-memory {str(ov['max_memory'])!r}")
         flags.extend(f"--capture {name}" for name in ov.get("capture", ()))
+        if "capture_side" in ov:
+            flags.append(f"--capture-side {ov['capture_side']}")
         lines.append(
             "# (overriding the text below); to run it again: satqm run scenario.toml "
             f"{' '.join(flags)} --out DIR"
@@ -337,8 +339,10 @@ class Results:
         :meth:`traffic_throughput` turns it into rates.
     captures : dict of str to bytes
         The packet captures the run wrote (``simulation.capture``): each
-        captured link direction's name and its pcapng file's bytes.
-        :meth:`save` writes them as ``capture/NAME.pcapng``.
+        file's name and its pcapng bytes. A captured link direction's
+        departures are ``LINK``, its arrivals (``simulation.capture_side``
+        ``"in"`` or ``"both"``) ``LINK.in``. :meth:`save` writes them as
+        ``capture/NAME.pcapng``.
     """
 
     def __init__(
@@ -589,6 +593,8 @@ class Results:
             ov["duration_s"] = sc.overrides["duration"]
         if "capture" in sc.overrides:
             ov["capture"] = list(sc.overrides["capture"])
+        if "capture_side" in sc.overrides:
+            ov["capture_side"] = sc.overrides["capture_side"]
         return _json_value(
             {
                 "satqm_version": _VERSION,
@@ -696,6 +702,7 @@ class Results:
             duration=ov.get("duration_s"),
             path=d / "scenario.toml",
             capture=ov.get("capture"),
+            capture_side=ov.get("capture_side"),
         )
         links = list(doc["links"])
         reasons = list(doc["drop_reasons"])

@@ -104,6 +104,7 @@ class Scenario:
         path: str | os.PathLike[str] | None = None,
         max_memory: str | float | None = None,
         capture: Sequence[str] | None = None,
+        capture_side: str | None = None,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be str, not {type(text).__name__}")
@@ -113,8 +114,15 @@ class Scenario:
             if isinstance(capture, str) or not all(isinstance(c, str) for c in capture):
                 raise config_error("simulation.capture", "must be a list of link names")
             capture = tuple(capture)
+        if capture_side is not None and not isinstance(capture_side, str):
+            raise config_error("simulation.capture_side", 'must be "out", "in" or "both"')
         info = validate(
-            text, seed, duration, max_memory, None if capture is None else list(capture)
+            text,
+            seed,
+            duration,
+            max_memory,
+            None if capture is None else list(capture),
+            capture_side,
         )
         try:
             data = tomllib.loads(text)
@@ -132,6 +140,8 @@ class Scenario:
             self.overrides["max_memory"] = max_memory
         if capture is not None:
             self.overrides["capture"] = capture
+        if capture_side is not None:
+            self.overrides["capture_side"] = capture_side
         self._info = info
 
     @classmethod
@@ -170,13 +180,15 @@ class Scenario:
         seed: int | None = None,
         duration: float | None = None,
         capture: Sequence[str] | None = None,
+        capture_side: str | None = None,
     ) -> Scenario:
-        """A copy with the seed, duration (seconds) and/or captured links
-        (``simulation.capture``) replaced.
+        """A copy with the seed, duration (seconds), captured links
+        (``simulation.capture``) and/or the side of their queues captured
+        (``simulation.capture_side``) replaced.
 
         Overrides given earlier are kept unless replaced here.
         """
-        if seed is None and duration is None and capture is None:
+        if seed is None and duration is None and capture is None and capture_side is None:
             return self
         ov = self.overrides
         return Scenario(
@@ -186,6 +198,7 @@ class Scenario:
             path=self.path,
             max_memory=ov.get("max_memory"),
             capture=capture if capture is not None else ov.get("capture"),
+            capture_side=capture_side if capture_side is not None else ov.get("capture_side"),
         )
 
     @property
