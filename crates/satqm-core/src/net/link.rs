@@ -205,6 +205,9 @@ impl Link {
         monitor: Option<QueueView>,
         sink: &mut impl PortSink,
     ) {
+        // The sink hears of the arrival before the port judges it, on the
+        // one path: a second path with its own call of `admit` would leave
+        // `admit` out of line on every hop.
         if self.tap_in {
             sink.arriving(pkt);
         }
