@@ -250,11 +250,6 @@ impl Captures {
         !self.files.is_empty()
     }
 
-    /// Whether link `l`'s departures are captured.
-    pub fn departures(&self, l: LinkId) -> bool {
-        self.slot.get(l.idx()).is_some_and(|s| s.out != NONE)
-    }
-
     /// Whether link `l`'s arrivals are captured.
     pub fn arrivals(&self, l: LinkId) -> bool {
         self.slot.get(l.idx()).is_some_and(|s| s.arrivals != NONE)
