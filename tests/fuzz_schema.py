@@ -47,6 +47,7 @@ warmup = "0.1 s"
 trace_cwnd = [0, 2]
 trace_seq = [1]
 capture = ["bottleneck"]
+capture_side = "both"
 capture_from = "0.2 s"
 capture_until = "0.5 s"
 capture_snaplen = 128

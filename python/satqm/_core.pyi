@@ -38,6 +38,7 @@ def validate(
     max_memory: str | None = None,
     capture: list[str] | None = None,
     warmup: float | None = None,
+    capture_side: str | None = None,
 ) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
 
@@ -156,7 +157,8 @@ class _RawResults(TypedDict):
     seq_events: list[str]
     summary: dict[str, float]
     packets: _PacketCounts
-    # Each captured link direction: its name, packets written, pcapng bytes.
+    # Each capture file: its name (LINK for a link direction's departures,
+    # LINK.in for its arrivals), packets written, pcapng bytes.
     captures: list[tuple[str, int, bytes]]
 
 @final
@@ -171,6 +173,7 @@ class Simulation:
         max_memory: str | None = None,
         capture: list[str] | None = None,
         warmup: float | None = None,
+        capture_side: str | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float:

@@ -105,6 +105,7 @@ def _load(args: argparse.Namespace):  # -> satqm.Scenario
             path=path,
             max_memory=getattr(args, "max_memory", None),
             capture=getattr(args, "capture", None),
+            capture_side=getattr(args, "capture_side", None),
         )
     except satqm.ConfigError as e:
         raise CliError(_config_message(path, e, args)) from e
@@ -136,6 +137,9 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     if key.startswith("simulation.capture[") and capture:
         i = int(key[len("simulation.capture[") : -1])
         return f"--capture {capture[i]}: {rule}"
+    capture_side = getattr(args, "capture_side", None)
+    if key == "simulation.capture_side" and capture_side is not None:
+        return f"--capture-side {capture_side}: {rule}"
     if not key:
         return f"{path}: {e}"
     return f"{path}: {key}: {rule}"
@@ -449,6 +453,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LINK",
         help="write a packet capture (pcapng) of LINK and its reverse direction to "
         "DIR/capture/; repeat for more links (replaces simulation.capture)",
+    )
+    p.add_argument(
+        "--capture-side",
+        metavar="{out,in,both}",
+        help="capture the departures after the links' queues (out, the default: "
+        "LINK.pcapng), the arrivals before them with the drops (in: LINK.in.pcapng), "
+        "or both (replaces simulation.capture_side)",
     )
     p.set_defaults(func=cmd_run)
 

@@ -260,6 +260,8 @@ def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
         if "max_memory" in ov:
             flags.append(f"--max-memory {str(ov['max_memory'])!r}")
         flags.extend(f"--capture {name}" for name in ov.get("capture", ()))
+        if "capture_side" in ov:
+            flags.append(f"--capture-side {ov['capture_side']}")
         lines.append(
             "# (overriding the text below); to run it again: satqm run scenario.toml "
             f"{' '.join(flags)} --out DIR"
@@ -339,8 +341,10 @@ class Results:
         :meth:`traffic_throughput` turns it into rates.
     captures : dict of str to bytes
         The packet captures the run wrote (``simulation.capture``): each
-        captured link direction's name and its pcapng file's bytes.
-        :meth:`save` writes them as ``capture/NAME.pcapng``.
+        file's name and its pcapng bytes. A captured link direction's
+        departures are ``LINK``, its arrivals (``simulation.capture_side``
+        ``"in"`` or ``"both"``) ``LINK.in``. :meth:`save` writes them as
+        ``capture/NAME.pcapng``.
     """
 
     def __init__(
@@ -595,6 +599,8 @@ class Results:
             ov["max_memory"] = sc.overrides["max_memory"]
         if "capture" in sc.overrides:
             ov["capture"] = list(sc.overrides["capture"])
+        if "capture_side" in sc.overrides:
+            ov["capture_side"] = sc.overrides["capture_side"]
         return _json_value(
             {
                 "satqm_version": _VERSION,
@@ -704,6 +710,7 @@ class Results:
             capture=ov.get("capture"),
             warmup=ov.get("warmup_s"),
             max_memory=ov.get("max_memory"),
+            capture_side=ov.get("capture_side"),
         )
         links = list(doc["links"])
         reasons = list(doc["drop_reasons"])

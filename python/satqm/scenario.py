@@ -145,6 +145,7 @@ class Scenario:
         max_memory: str | None = None,
         capture: Sequence[str] | None = None,
         warmup: float | None = None,
+        capture_side: str | None = None,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be str, not {type(text).__name__}")
@@ -155,6 +156,8 @@ class Scenario:
             if isinstance(capture, str) or not all(isinstance(c, str) for c in capture):
                 raise config_error("simulation.capture", "must be a list of link names")
             capture = tuple(capture)
+        if capture_side is not None and not isinstance(capture_side, str):
+            raise config_error("simulation.capture_side", 'must be "out", "in" or "both"')
         try:
             info = validate(
                 text,
@@ -163,6 +166,7 @@ class Scenario:
                 max_memory,
                 None if capture is None else list(capture),
                 warmup,
+                capture_side,
             )
         except ConfigError as e:
             # A shorter run than the file's warm-up: blame the duration given.
@@ -190,6 +194,8 @@ class Scenario:
             self.overrides["max_memory"] = max_memory
         if capture is not None:
             self.overrides["capture"] = capture
+        if capture_side is not None:
+            self.overrides["capture_side"] = capture_side
         self._info = info
 
     @classmethod
@@ -240,13 +246,21 @@ class Scenario:
         duration: float | None = None,
         capture: Sequence[str] | None = None,
         warmup: float | None = None,
+        capture_side: str | None = None,
     ) -> Scenario:
-        """A copy with the seed, duration, warm-up (seconds) and/or captured
-        links (``simulation.capture``) replaced.
+        """A copy with the seed, duration, warm-up (seconds), captured links
+        (``simulation.capture``) and/or the side of their queues captured
+        (``simulation.capture_side``) replaced.
 
         Overrides given earlier are kept unless replaced here.
         """
-        if seed is None and duration is None and capture is None and warmup is None:
+        if (
+            seed is None
+            and duration is None
+            and capture is None
+            and warmup is None
+            and capture_side is None
+        ):
             return self
         ov = self.overrides
         return Scenario(
@@ -257,6 +271,7 @@ class Scenario:
             max_memory=ov.get("max_memory"),
             capture=capture if capture is not None else ov.get("capture"),
             warmup=warmup if warmup is not None else ov.get("warmup"),
+            capture_side=capture_side if capture_side is not None else ov.get("capture_side"),
         )
 
     @property

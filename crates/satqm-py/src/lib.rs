@@ -69,6 +69,7 @@ fn check_seconds(v: f64, what: &str) -> PyResult<SimTime> {
     Ok(SimTime::from_secs_f64(v))
 }
 
+#[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
 fn scenario(
     py: Python<'_>,
     text: &str,
@@ -77,9 +78,11 @@ fn scenario(
     max_memory: Option<&Bound<'_, PyAny>>,
     capture: Option<Vec<String>>,
     warmup: Option<f64>,
+    capture_side: Option<String>,
 ) -> PyResult<Scenario> {
     let o = Overrides {
         capture,
+        capture_side,
         seed,
         duration_s: duration,
         warmup_s: warmup,
@@ -109,7 +112,8 @@ fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Qu
 
 /// Validate a scenario; returns a few facts about it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None))]
+#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+#[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
@@ -118,8 +122,18 @@ fn validate<'py>(
     max_memory: Option<&Bound<'py, PyAny>>,
     capture: Option<Vec<String>>,
     warmup: Option<f64>,
+    capture_side: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = scenario(py, text, seed, duration, max_memory, capture, warmup)?;
+    let s = scenario(
+        py,
+        text,
+        seed,
+        duration,
+        max_memory,
+        capture,
+        warmup,
+        capture_side,
+    )?;
     // Building checks what needs the topology (link names of AQMs).
     satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
@@ -187,7 +201,8 @@ const EVENT_CHUNK: u64 = 2_000_000;
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+    #[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
     fn new(
         py: Python<'_>,
         text: &str,
@@ -196,8 +211,18 @@ impl Simulation {
         max_memory: Option<&Bound<'_, PyAny>>,
         capture: Option<Vec<String>>,
         warmup: Option<f64>,
+        capture_side: Option<String>,
     ) -> PyResult<Self> {
-        let s = scenario(py, text, seed, duration, max_memory, capture, warmup)?;
+        let s = scenario(
+            py,
+            text,
+            seed,
+            duration,
+            max_memory,
+            capture,
+            warmup,
+            capture_side,
+        )?;
         let sim = satqm_core::Simulation::new(&s).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
     }
@@ -246,8 +271,10 @@ impl Simulation {
     }
 
     /// All recorded data as dicts of numpy arrays, plus the summary.
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = &self.sim;
+    /// (Mutable: reading the captures writes the last arrival, judged by
+    /// now.)
+    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = &mut self.sim;
         let out = PyDict::new(py);
 
         let links = PyList::new(py, sim.links.iter().map(|l| l.name.as_str()))?;

@@ -54,6 +54,8 @@ pub struct Overrides {
     pub max_memory: Option<Quantity>,
     /// `simulation.capture`: the links to capture, replacing the file's.
     pub capture: Option<Vec<String>>,
+    /// `simulation.capture_side`, replacing the file's.
+    pub capture_side: Option<String>,
 }
 
 /// A validated scenario, ready to build.
@@ -125,6 +127,9 @@ impl Scenario {
         }
         if let Some(c) = &o.capture {
             raw.simulation.capture = Some(c.clone());
+        }
+        if let Some(c) = &o.capture_side {
+            raw.simulation.capture_side = Some(c.clone());
         }
         Ok(Scenario::from_raw(&raw)?)
     }

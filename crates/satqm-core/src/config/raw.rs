@@ -90,6 +90,8 @@ pub struct RawSimulation {
     pub trace_seq: Option<Vec<i64>>,
     /// Links to write a packet capture (pcapng) of.
     pub capture: Option<Vec<String>>,
+    /// Which side of the links' queues to capture: "out", "in" or "both".
+    pub capture_side: Option<String>,
     /// The capture's time window.
     pub capture_from: Option<Quantity>,
     pub capture_until: Option<Quantity>,

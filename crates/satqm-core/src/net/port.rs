@@ -102,6 +102,10 @@ pub trait PortSink {
     /// The transmitter of a captured link started sending `pkt` (and the
     /// link erased it, if `erased`).
     fn transmitted(&mut self, _pkt: &Packet, _erased: bool) {}
+    /// `pkt` reaches the port of a link whose arrivals are captured (called
+    /// before the port judges it: if the port refuses it, [`log`](Self::log)
+    /// follows).
+    fn arriving(&mut self, _pkt: &Packet) {}
 }
 
 /// The counters a port updates for every packet. Totals run from the

@@ -29,7 +29,8 @@
 //!   congestion-log row per drop, and per flow per round trip.
 //! - **packet captures**: each captured link, both directions, full for
 //!   the capture's time window (its rate in the smallest data packets per
-//!   second), each packet a pcapng block of its snap length.
+//!   second), each packet a pcapng block of its snap length, once for each
+//!   side of the queue captured.
 //!
 //! The estimate is an order of magnitude, not an accounting: the unit
 //! tests hold it to a factor of about two of measured peak memory.

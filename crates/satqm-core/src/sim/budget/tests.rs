@@ -204,6 +204,13 @@ fn a_capture_counts_and_its_window_bounds_it() {
         e.contains("shrink simulation.capture_until or the captured links"),
         "{e}"
     );
+    // Arrivals and departures: twice as many.
+    let both = at("capture = [\"bottleneck\"]\ncapture_side = \"both\"");
+    let twice = &Simulation::estimate_memory(&both).parts[5];
+    assert_eq!(twice.how.count, 2.0 * part.how.count);
+    let arrivals = at("capture = [\"bottleneck\"]\ncapture_side = \"in\"");
+    let once = &Simulation::estimate_memory(&arrivals).parts[5];
+    assert_eq!(once.how.count, part.how.count);
     let short = at("capture = [\"bottleneck\"]\ncapture_until = \"1 s\"");
     assert!(Simulation::check_memory(&short).is_ok());
     let est = Simulation::estimate_memory(&short).total();
