@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -59,6 +60,23 @@ def test_run_writes_results(droptail_path, tmp_path):
     # and the folder reads back
     res = satqm.Results.load(out)
     assert res.seed == 3 and res.duration == 10.0
+
+
+def test_jain_is_na_when_no_flow_delivered_anything(tmp_path):
+    # A 5 s one-way bottleneck: nothing arrives within the 3 s run, so
+    # fairness among the flows is undefined: NaN, null in summary.json, n/a
+    # in the table (not 1).
+    scenario = tmp_path / "far.toml"
+    scenario.write_text(TINY.replace('delay = "50 ms"', 'delay = "5 s"'))
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(scenario), "--out", str(out), "--no-plot")
+    assert r.returncode == 0, r.stderr
+    (jain,) = [line for line in r.stdout.splitlines() if "Jain" in line]
+    assert "n/a" in jain, r.stdout
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["summary"]["goodput_total_bps"] == 0.0
+    assert doc["summary"]["jain_index"] is None
+    assert math.isnan(satqm.Results.load(out).summary()["jain_index"])
 
 
 def test_run_quiet_prints_nothing(tiny_file, tmp_path):

@@ -22,6 +22,7 @@ command line), 130 interrupted. Errors are one line on stderr
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import traceback
 import warnings
@@ -141,7 +142,16 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     return f"{path}: {key}: {rule}"
 
 
+def _fmt_figure(v: float, spec: str) -> str:
+    """A summary figure formatted by ``spec``, or ``n/a`` where it is
+    undefined (NaN: Jain's index when no flow delivered anything, rates
+    before the warm-up has ended)."""
+    return format(v, spec) if math.isfinite(v) else "n/a"
+
+
 def _fmt_rate(bps: float) -> str:
+    if not math.isfinite(bps):
+        return "n/a"
     for unit, f in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
         if abs(bps) >= f:
             return f"{bps / f:.3f} {unit}"
@@ -345,12 +355,16 @@ def _print_summary(res, out: Path) -> None:
         row("samples", "none: the run is shorter than one sample interval")
     row(
         f"bottleneck utilization{f' (after {warm:g} s)' if warm else ''}",
-        f"{s['utilization_mean']:.3f} ± {s['utilization_std']:.3f}",
+        f"{_fmt_figure(s['utilization_mean'], '.3f')} ± {_fmt_figure(s['utilization_std'], '.3f')}",
     )
     row("goodput, all flows", _fmt_rate(s["goodput_total_bps"]))
-    row("queue (packets)", f"{s['queue_mean_packets']:.1f} ± {s['queue_std_packets']:.1f}")
+    row(
+        "queue (packets)",
+        f"{_fmt_figure(s['queue_mean_packets'], '.1f')} ± "
+        f"{_fmt_figure(s['queue_std_packets'], '.1f')}",
+    )
     row("drops", f"{int(s['drops_total'])}")
-    row("Jain's fairness index", f"{s['jain_index']:.4f}")
+    row("Jain's fairness index", _fmt_figure(s["jain_index"], ".4f"))
     wall = res.wall_time_s or 0.0
     speed = f" ({s['events'] / wall / 1e6:.2f} M events/s)" if wall > 0 else ""
     row("wall time", f"{wall:.2f} s{speed}")

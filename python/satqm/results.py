@@ -184,7 +184,9 @@ def _codes(name: str, values: Any, categories: list[str]) -> pd.Categorical:
 
 
 def _fmt(v: float) -> str:
-    """A summary figure for a table cell."""
+    """A summary figure for a table cell (``n/a`` where it is undefined)."""
+    if isinstance(v, float) and math.isnan(v):
+        return "n/a"
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
         return f"{int(v)}"
     return f"{v:.6g}"

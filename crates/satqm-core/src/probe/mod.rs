@@ -241,14 +241,13 @@ pub fn mean_std(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 }
 
 /// Jain's fairness index: (sum x)^2 / (n * sum x^2); 1 when all equal.
+/// NaN when there is nothing to share out: no values, or all of them 0 (no
+/// flow delivered anything), where the formula is 0/0.
 pub fn jain_index(x: &[f64]) -> f64 {
-    if x.is_empty() {
-        return f64::NAN;
-    }
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     if s2 == 0.0 {
-        return 1.0;
+        return f64::NAN;
     }
     s * s / (x.len() as f64 * s2)
 }
@@ -262,6 +261,14 @@ mod tests {
         assert_eq!(jain_index(&[1.0, 1.0, 1.0]), 1.0);
         assert!((jain_index(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
         assert!((jain_index(&[3.0, 1.0]) - 16.0 / 20.0).abs() < 1e-12);
+    }
+
+    /// Nothing delivered, nothing to be fair about: undefined, not 1.
+    #[test]
+    fn jain_is_nan_when_no_flow_delivered() {
+        assert!(jain_index(&[0.0, 0.0, 0.0]).is_nan());
+        assert!(jain_index(&[0.0]).is_nan());
+        assert!(jain_index(&[]).is_nan());
     }
 
     #[test]
