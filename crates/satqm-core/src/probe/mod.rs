@@ -131,6 +131,10 @@ columns! {
         pub throughput_bps: Vec<f64>,
         pub queue_packets: Vec<u32>,
         pub queue_bytes: Vec<u64>,
+        /// Mean queueing delay (sojourn in the buffer, `net/sojourn.rs`) of
+        /// the packets that left the buffer during the interval, ms; NaN if
+        /// none did.
+        pub queue_delay_ms: Vec<f64>,
         pub drops: Vec<u64>,
         /// Packets that arrived at the port during the interval.
         pub arrivals: Vec<u64>,
@@ -163,6 +167,19 @@ columns! {
         pub aqm_vq2_arrived_bytes: Vec<f64>,
         pub aqm_vq1_delay_s: Vec<f64>,
         pub aqm_vq2_delay_s: Vec<f64>,
+    }
+}
+
+columns! {
+    /// Each monitored link's queueing delays after the warm-up, as the
+    /// histogram it keeps (`net/sojourn.rs`): one row per non-empty bucket,
+    /// by link (in the time series' order), shortest first.
+    pub struct DelayHist {
+        pub link: Vec<u32>,
+        /// The bucket's delays, ns, both ends included.
+        pub delay_lo_ns: Vec<u64>,
+        pub delay_hi_ns: Vec<u64>,
+        pub packets: Vec<u64>,
     }
 }
 
