@@ -422,10 +422,13 @@ def test_round_trip_with_no_drops_and_no_cwnd(tmp_path):
 def test_plot_figure(droptail):
     fig = droptail.plot()
     axes = fig.get_axes()
-    assert len(axes) == 2
+    assert len(axes) == 3
     assert "utilization" in axes[0].get_ylabel() and "%" in axes[0].get_ylabel()
     assert "packets" in axes[1].get_ylabel()
-    assert "(s)" in axes[1].get_xlabel()
+    # the queue also as the delay it makes
+    assert axes[2].get_ylabel() == "queueing delay (ms)"
+    assert len(axes[2].get_lines()[0].get_xdata()) == len(droptail.link())
+    assert "(s)" in axes[2].get_xlabel()
 
 
 QUEUE_DELAY = [f"queue_delay_{k}_ms" for k in ("mean", "p50", "p95", "p99", "max")]
@@ -485,6 +488,8 @@ def test_old_folders_without_queue_delay_load(droptail, tmp_path):
     back = satqm.Results.load(out)
     assert back.timeseries["queue_delay_ms"].isna().all()
     assert back.delay_hist.empty and back.delay_cdf().empty
+    back.plot()
+    back.plot_delay()
 
 
 def test_bom_is_tolerated(tmp_path):

@@ -569,11 +569,21 @@ class Results:
         return (float(lo) + float(hi)) / 2.0 / 1e6
 
     def plot(self, link: str | None = None) -> Figure:
-        """Utilization and queue length of ``link`` (default: the bottleneck)
-        against time, as a matplotlib Figure (no pyplot state involved)."""
+        """Utilization, queue length (packets) and queueing delay (ms) of
+        ``link`` (default: the bottleneck) against time, as a matplotlib
+        Figure (no pyplot state involved)."""
         from satqm.plots import plot_link
 
         return plot_link(self, link)
+
+    def plot_delay(self, link: str | None = None) -> Figure:
+        """The queueing delay at ``link`` (default: the bottleneck): the
+        distribution of every packet's delay after the warm-up, and the mean
+        delay of each sample interval against time. See
+        :func:`satqm.plots.plot_delay`."""
+        from satqm.plots import plot_delay
+
+        return plot_delay(self, link)
 
     def plot_seq(self, flow: int, start: float | None = None, end: float | None = None) -> Figure:
         """The time-sequence graph of connection ``flow`` (which
