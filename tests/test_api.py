@@ -150,6 +150,7 @@ def test_timeseries_columns_and_dtypes(droptail):
         "throughput_bps",
         "queue_packets",
         "queue_bytes",
+        "queue_delay_ms",
         "drops",
         "arrivals",
         "marks",
@@ -290,7 +291,7 @@ def test_link_helper(droptail):
 
 
 def _assert_same(a: satqm.Results, b: satqm.Results) -> None:
-    for name in ("timeseries", "drops", "flows", "cwnd"):
+    for name in ("timeseries", "delay_hist", "drops", "flows", "cwnd"):
         pdt.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
     assert a.summary() == b.summary() or _nan_equal(a.summary(), b.summary())
     assert a.packets == b.packets
@@ -365,6 +366,7 @@ def test_save_load_round_trip(droptail, tmp_path):
     names = {p.name for p in out.iterdir()}
     assert names == {
         "timeseries.parquet",
+        "delay_hist.parquet",
         "drops.parquet",
         "flows.parquet",
         "cwnd.parquet",
@@ -420,10 +422,74 @@ def test_round_trip_with_no_drops_and_no_cwnd(tmp_path):
 def test_plot_figure(droptail):
     fig = droptail.plot()
     axes = fig.get_axes()
-    assert len(axes) == 2
+    assert len(axes) == 3
     assert "utilization" in axes[0].get_ylabel() and "%" in axes[0].get_ylabel()
     assert "packets" in axes[1].get_ylabel()
-    assert "(s)" in axes[1].get_xlabel()
+    # the queue also as the delay it makes
+    assert axes[2].get_ylabel() == "queueing delay (ms)"
+    assert len(axes[2].get_lines()[0].get_xdata()) == len(droptail.link())
+    assert "(s)" in axes[2].get_xlabel()
+
+
+QUEUE_DELAY = [f"queue_delay_{k}_ms" for k in ("mean", "p50", "p95", "p99", "max")]
+
+
+def test_queue_delay_summary_and_distribution(droptail):
+    s = droptail.summary()
+    for k in QUEUE_DELAY:
+        assert isinstance(s[k], float) and s[k] >= 0.0, k
+    p50, p95, p99, top = (s[f"queue_delay_{k}_ms"] for k in ("p50", "p95", "p99", "max"))
+    assert p50 <= p95 <= p99 <= top
+    assert s["queue_delay_mean_ms"] <= top
+    # An 800-packet buffer on 10 Mbit/s fills in slow start: at most
+    # 800 packets of 1,500 bytes wait ahead of one (1.2 ms each).
+    assert 100.0 < top <= 800 * 1.2
+    # The distribution holds every packet the bottleneck sent (no warm-up
+    # here), and reads the summary's percentiles.
+    cdf = droptail.delay_cdf()
+    assert list(cdf.columns) == ["delay_lo_ns", "delay_hi_ns", "packets", "fraction"]
+    assert cdf["packets"].sum() == s["bottleneck_packets"]
+    assert cdf["fraction"].iloc[-1] == 1.0 and cdf["fraction"].is_monotonic_increasing
+    for q in (50, 95, 99):
+        got = min(droptail.delay_quantile(q / 100), top)
+        assert got == s[f"queue_delay_p{q}_ms"], q
+    # Every monitored link has its distribution.
+    assert set(droptail.delay_hist["link"]) == set(droptail.timeseries["link"])
+    assert droptail.delay_cdf("bottleneck.reverse")["packets"].sum() > 0
+    with pytest.raises(KeyError, match="not monitored"):
+        droptail.delay_cdf("access[0]")
+
+
+def test_queue_delay_time_series(droptail):
+    b = droptail.link()
+    d = b["queue_delay_ms"]
+    # A mean over the packets that left the buffer in the interval: there
+    # is one exactly when the transmitter started sending in it.
+    assert (d.notna() == (b["throughput_bps"] > 0)).all()
+    assert (d.dropna() >= 0).all()
+    s = droptail.summary()
+    assert d.max() <= s["queue_delay_max_ms"]
+    assert d.min() <= s["queue_delay_mean_ms"] <= d.max()
+    # An 800-packet buffer fills in slow start: then a packet waits for
+    # about as many 1.2 ms transmissions as the queue holds.
+    assert d.max() > 0.5 * b["queue_packets"].max() * 1.2
+
+
+def test_old_folders_without_queue_delay_load(droptail, tmp_path):
+    # Folders written before the queueing delay was measured.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = droptail.save(tmp_path / "old", plot=False)
+    (out / "delay_hist.parquet").unlink()
+    ts = pq.read_table(out / "timeseries.parquet")
+    pq.write_table(ts.drop_columns(["queue_delay_ms"]), out / "timeseries.parquet")
+    assert isinstance(ts, pa.Table)
+    back = satqm.Results.load(out)
+    assert back.timeseries["queue_delay_ms"].isna().all()
+    assert back.delay_hist.empty and back.delay_cdf().empty
+    back.plot()
+    back.plot_delay()
 
 
 def test_bom_is_tolerated(tmp_path):

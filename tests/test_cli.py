@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -54,11 +55,52 @@ def test_run_writes_results(droptail_path, tmp_path):
     assert 0.0 <= doc["summary"]["utilization_mean"] <= 1.0
     # the summary table and where the results went
     assert "Jain" in r.stdout
+    (delay,) = [line for line in r.stdout.splitlines() if "queueing delay" in line]
+    s = doc["summary"]
+    for k in ("mean", "p95", "p99"):
+        assert f"{k} {s[f'queue_delay_{k}_ms']:.3g}" in delay, delay
+    (marks,) = [line for line in r.stdout.splitlines() if "ECN marks" in line]
+    assert marks.split()[-2] == "0", marks  # drop-tail marks nothing
     assert str(out) in r.stdout.replace("\n", "")
     assert "Traceback" not in r.stderr
     # and the folder reads back
     res = satqm.Results.load(out)
     assert res.seed == 3 and res.duration == 10.0
+
+
+def test_jain_is_na_when_no_flow_delivered_anything(tmp_path):
+    # A 5 s one-way bottleneck: nothing arrives within the 3 s run, so
+    # fairness among the flows is undefined: NaN, null in summary.json, n/a
+    # in the table (not 1).
+    scenario = tmp_path / "far.toml"
+    scenario.write_text(TINY.replace('delay = "50 ms"', 'delay = "5 s"'))
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(scenario), "--out", str(out), "--no-plot")
+    assert r.returncode == 0, r.stderr
+    (jain,) = [line for line in r.stdout.splitlines() if "Jain" in line]
+    assert "n/a" in jain, r.stdout
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["summary"]["goodput_total_bps"] == 0.0
+    assert doc["summary"]["jain_index"] is None
+    assert math.isnan(satqm.Results.load(out).summary()["jain_index"])
+
+
+def test_plot_delay_writes_its_own_file(tiny_file, tmp_path):
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(tiny_file), "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    before = (out / "plot.png").read_bytes()
+    r = satqm_cmd("plot", "delay", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(out / "delay-bottleneck.png")
+    assert (out / "delay-bottleneck.png").read_bytes().startswith(b"\x89PNG")
+    assert (out / "plot.png").read_bytes() == before  # not overwritten
+    r = satqm_cmd("plot", "delay", str(out), "--link", "bottleneck.reverse")
+    assert r.returncode == 0, r.stderr
+    assert (out / "delay-bottleneck.reverse.png").is_file()
+    r = satqm_cmd("plot", "delay", str(out), "--link", "access[0]")
+    assert r.returncode == 2
+    assert "not monitored" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_run_quiet_prints_nothing(tiny_file, tmp_path):
@@ -319,6 +361,8 @@ def test_plot_files_are_named_apart_and_printed(tmp_path, capsys):
         (["cwnd", "--until", "1"], "--until applies to `satqm plot seq` only, not to cwnd"),
         (["cwnd", "--flow", "0"], "--flow applies to `satqm plot seq` only, not to cwnd"),
         (["seq", "--flow", "0", "--link", "bottleneck"], "--link applies to `satqm plot link`"),
+        (["delay", "--flow", "0"], "--flow applies to `satqm plot seq` only, not to delay"),
+        (["delay", "--from", "1"], "--from applies to `satqm plot seq` only, not to delay"),
         (["seq", "--flow", "0", "--from", "2", "--until", "1"], "--from must come first"),
     ],
 )

@@ -56,6 +56,7 @@ class _TimeSeriesColumns(TypedDict):
     throughput_bps: npt.NDArray[np.float64]
     queue_packets: npt.NDArray[np.uint32]
     queue_bytes: npt.NDArray[np.uint64]
+    queue_delay_ms: npt.NDArray[np.float64]
     drops: npt.NDArray[np.uint64]
     arrivals: npt.NDArray[np.uint64]
     marks: npt.NDArray[np.uint64]
@@ -79,6 +80,12 @@ class _TimeSeriesColumns(TypedDict):
     aqm_vq2_arrived_bytes: npt.NDArray[np.float64]
     aqm_vq1_delay_s: npt.NDArray[np.float64]
     aqm_vq2_delay_s: npt.NDArray[np.float64]
+
+class _DelayHistColumns(TypedDict):
+    link: npt.NDArray[np.uint32]
+    delay_lo_ns: npt.NDArray[np.uint64]
+    delay_hi_ns: npt.NDArray[np.uint64]
+    packets: npt.NDArray[np.uint64]
 
 class _DropColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]
@@ -148,6 +155,7 @@ class _RawResults(TypedDict):
     bottleneck: str
     drop_reasons: list[str]
     timeseries: _TimeSeriesColumns
+    delay_hist: _DelayHistColumns
     drops: _DropColumns
     cwnd: _CwndColumns
     congestion: _CongestionColumns

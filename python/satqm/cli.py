@@ -5,8 +5,8 @@
     satqm run SCENARIO --out DIR [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
                                  [--capture LINK]... [--quiet] [--no-plot]
     satqm check SCENARIO [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
-    satqm plot {seq,cwnd,link} RUN_DIR [--flow N] [--from S] [--until S] [--link NAME]
-                                       [--out FILE]
+    satqm plot {seq,cwnd,link,delay} RUN_DIR [--flow N] [--from S] [--until S] [--link NAME]
+                                             [--out FILE]
     satqm reproduce NAME --out DIR [--quick] [--workers N] | --list
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
@@ -22,6 +22,7 @@ command line), 130 interrupted. Errors are one line on stderr
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import traceback
 import warnings
@@ -145,7 +146,16 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     return f"{path}: {key}: {rule}"
 
 
+def _fmt_figure(v: float, spec: str) -> str:
+    """A summary figure formatted by ``spec``, or ``n/a`` where it is
+    undefined (NaN: Jain's index when no flow delivered anything, rates
+    before the warm-up has ended)."""
+    return format(v, spec) if math.isfinite(v) else "n/a"
+
+
 def _fmt_rate(bps: float) -> str:
+    if not math.isfinite(bps):
+        return "n/a"
     for unit, f in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
         if abs(bps) >= f:
             return f"{bps / f:.3f} {unit}"
@@ -210,12 +220,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-#: The options of `satqm plot` that apply to one figure only: (dest, flag, figure).
+#: The options of `satqm plot` that apply to some figures only: (dest, flag, figures...).
 _PLOT_ONLY = (
     ("flow", "--flow", "seq"),
     ("start", "--from", "seq"),
     ("end", "--until", "seq"),
-    ("link", "--link", "link"),
+    ("link", "--link", "link", "delay"),
 )
 
 
@@ -235,9 +245,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
     import satqm
     from satqm.plots import save_figure
 
-    for dest, flag, figure in _PLOT_ONLY:
-        if getattr(args, dest) is not None and args.what != figure:
-            raise CliError(f"{flag} applies to `satqm plot {figure}` only, not to {args.what}")
+    for dest, flag, *figures in _PLOT_ONLY:
+        if getattr(args, dest) is not None and args.what not in figures:
+            which = " and ".join(f"`satqm plot {f}`" for f in figures)
+            raise CliError(f"{flag} applies to {which} only, not to {args.what}")
     if args.start is not None and args.end is not None and args.start >= args.end:
         raise CliError(f"--from {args.start:g} --until {args.end:g}: --from must come first")
     run = Path(args.run_dir)
@@ -260,6 +271,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise CliError(f"{run}: {e}") from None
         default = run / "cwnd.png"
+    elif args.what == "delay":
+        link = res.bottleneck if args.link is None else args.link
+        try:
+            fig = res.plot_delay(link)
+        except KeyError as e:
+            raise CliError(f"--link {link}: {e.args[0]}") from None
+        default = run / f"delay-{link}.png"
     else:
         link = res.bottleneck if args.link is None else args.link
         try:
@@ -349,12 +367,23 @@ def _print_summary(res, out: Path) -> None:
         row("samples", "none: the run is shorter than one sample interval")
     row(
         f"bottleneck utilization{f' (after {warm:g} s)' if warm else ''}",
-        f"{s['utilization_mean']:.3f} ± {s['utilization_std']:.3f}",
+        f"{_fmt_figure(s['utilization_mean'], '.3f')} ± {_fmt_figure(s['utilization_std'], '.3f')}",
     )
     row("goodput, all flows", _fmt_rate(s["goodput_total_bps"]))
-    row("queue (packets)", f"{s['queue_mean_packets']:.1f} ± {s['queue_std_packets']:.1f}")
+    row(
+        "queue (packets)",
+        f"{_fmt_figure(s['queue_mean_packets'], '.1f')} ± "
+        f"{_fmt_figure(s['queue_std_packets'], '.1f')}",
+    )
+    row(
+        "queueing delay (ms)",
+        f"mean {_fmt_figure(s['queue_delay_mean_ms'], '.3g')}, "
+        f"p95 {_fmt_figure(s['queue_delay_p95_ms'], '.3g')}, "
+        f"p99 {_fmt_figure(s['queue_delay_p99_ms'], '.3g')}",
+    )
     row("drops", f"{int(s['drops_total'])}")
-    row("Jain's fairness index", f"{s['jain_index']:.4f}")
+    row("ECN marks", f"{int(s['marks_total'])}")
+    row("Jain's fairness index", _fmt_figure(s["jain_index"], ".4f"))
     wall = res.wall_time_s or 0.0
     speed = f" ({s['events'] / wall / 1e6:.2f} M events/s)" if wall > 0 else ""
     row("wall time", f"{wall:.2f} s{speed}")
@@ -466,17 +495,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "plot",
         parents=[common],
-        help="draw a figure of a results folder: seq, cwnd or link",
+        help="draw a figure of a results folder: seq, cwnd, link or delay",
         description="Draw a figure of a results folder written by `satqm run` and print "
         "the path of the PNG file written: "
         "seq, the time-sequence graph of one connection (needs simulation.trace_seq); "
         "cwnd, the congestion windows of the flows in simulation.trace_cwnd; "
-        "link, a link's utilization and queue.",
+        "link, a link's utilization, queue and queueing delay; "
+        "delay, the distribution of a link's queueing delay and the delay over time.",
     )
-    p.add_argument("what", choices=["seq", "cwnd", "link"], help="which figure")
+    p.add_argument("what", choices=["seq", "cwnd", "link", "delay"], help="which figure")
     p.add_argument("run_dir", metavar="RUN_DIR", help="results folder")
     p.add_argument("--flow", type=int, metavar="N", help="the connection (for seq)")
-    p.add_argument("--link", metavar="NAME", help="the link (for link; default: the bottleneck)")
+    p.add_argument(
+        "--link", metavar="NAME", help="the link (for link and delay; default: the bottleneck)"
+    )
     p.add_argument(
         "--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds (for seq)"
     )
@@ -487,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         metavar="FILE",
         help="PNG file (default: in RUN_DIR, seq-flowN.png, seq-flowN-FROM-UNTILs.png when "
-        "zoomed, cwnd.png, plot-LINK.png)",
+        "zoomed, cwnd.png, plot-LINK.png, delay-LINK.png)",
     )
     p.set_defaults(func=cmd_plot)
 

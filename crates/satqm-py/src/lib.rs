@@ -286,6 +286,7 @@ impl Simulation {
         )?;
 
         out.set_item("timeseries", table(py, sim.timeseries.columns())?)?;
+        out.set_item("delay_hist", table(py, sim.delay_hist().columns())?)?;
         out.set_item("drops", table(py, sim.drops.columns())?)?;
         out.set_item("cwnd", table(py, sim.cwnd.columns())?)?;
         out.set_item("congestion", table(py, sim.congestion.columns())?)?;

@@ -21,8 +21,9 @@
 //!   line full (rate x delay), both in packets; without CBR traffic, no
 //!   more than the TCP windows can put in the network.
 //! - **applications**: one per bulk or CBR flow, web slot and web mouse.
-//! - **sampler**: one row per monitored link per sample interval, and the
-//!   traced windows.
+//! - **sampler**: one row per monitored link per sample interval, the
+//!   traced windows, and each monitored link's histogram of queueing
+//!   delays (a fixed 58 KiB).
 //! - **logs**: at most one drop-log row per packet the bottleneck carries
 //!   (its rate in packets per second over the run) plus each CBR source's
 //!   packets, and no more than `simulation.log_drops` rows; at most one
@@ -41,6 +42,7 @@ use super::{Flow, Simulation};
 use crate::config::{Scenario, TrafficKind};
 use crate::engine::Event;
 use crate::error::ConfigError;
+use crate::net::sojourn::BUCKETS;
 use crate::net::DelayModel;
 use crate::queue::{BufferLimit, Queued};
 use crate::time::SimTime;
@@ -52,7 +54,7 @@ use crate::transport::udp::UdpSink;
 
 /// Bytes of one row of each result table (the sum of its columns'
 /// element sizes; checked against the tables in the tests).
-pub(crate) const SAMPLE_ROW: u64 = 224;
+pub(crate) const SAMPLE_ROW: u64 = 232;
 pub(crate) const DROP_ROW: u64 = 30;
 pub(crate) const CONGESTION_ROW: u64 = 49;
 pub(crate) const CWND_ROW: u64 = 36;
@@ -508,10 +510,11 @@ fn sampler(s: &Scenario, _sh: &Shape) -> Part {
     // The traffic trace's rows: time, entry and bytes.
     let entries = if s.trace_traffic { s.traffic.len() } else { 0 };
     let traffic = entries as f64 * samples * 20.0;
+    let histograms = links * (BUCKETS * size_of::<u64>()) as f64;
     Part {
         name: "sampler",
         key: "simulation.sample_interval",
-        bytes: rows * SAMPLE_ROW as f64 + cwnd + traffic,
+        bytes: rows * SAMPLE_ROW as f64 + cwnd + traffic + histograms,
         how: Detail {
             count: rows,
             each: SAMPLE_ROW as f64,
