@@ -16,6 +16,22 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+
+
+def pytest_report_header(config) -> str:
+    """The versions of the libraries results pass through, for CI's log."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def v(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "absent"
+
+    names = ("numpy", "scipy", "pandas", "pyarrow", "matplotlib")
+    return "satqm's libraries: " + ", ".join(f"{n} {v(n)}" for n in names)
+
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "scenarios" / "examples"
 DROPTAIL = EXAMPLES / "dumbbell-droptail.toml"

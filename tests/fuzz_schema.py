@@ -47,6 +47,7 @@ warmup = "0.1 s"
 trace_cwnd = [0, 2]
 trace_seq = [1]
 capture = ["bottleneck"]
+capture_side = "both"
 capture_from = "0.2 s"
 capture_until = "0.5 s"
 capture_snaplen = 128
@@ -308,7 +309,7 @@ def schema() -> Schema:
 
 #: Values tried, in turn, for a required AQM parameter no shipped scenario
 #: sets (not a list of keys: the key comes from the core's refusal).
-_PLAIN_VALUES = [1, 0.5, "1 ms", "1 Mbps"]
+_PLAIN_VALUES = [1, 0.5, "1 ms", "1 Mbps", "1 kB"]
 
 
 def _learn_aqm_kinds(s: Schema) -> None:
@@ -394,7 +395,7 @@ def _scale_times(v: Any, factor: float) -> Any:
     if isinstance(v, list):
         return [_scale_times(x, factor) for x in v]
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return v * factor
+        return f"{v * factor:.9g} s"  # 0, the one time written without a unit
     if isinstance(v, str) and _QUANTITY.match(v):
         return f"{float(_core.parse_quantity(v, 'time')) * factor:.9g} s"
     return v

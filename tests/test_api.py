@@ -71,6 +71,46 @@ def test_bad_override_is_config_error():
         satqm.Scenario.from_toml(TINY, seed=1.5)  # type: ignore[arg-type]
 
 
+def test_warmup_override():
+    """`warmup=` replaces simulation.warmup wherever `duration=` is taken; a
+    duration not longer than the file's warm-up blames the duration."""
+    text = TINY.replace('duration = "3 s"', 'duration = "3 s"\nwarmup = "2 s"')
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(text, duration=1.5)
+    assert e.value.path == "simulation.duration"
+    assert "warm-up (simulation.warmup = 2 s)" in e.value.rule and "warmup=" in e.value.rule
+    assert e.value.warmup_s == 2.0
+    sc = satqm.Scenario.from_toml(text, duration=1.5, warmup=0.5)
+    assert (sc.duration, sc.warmup) == (1.5, 0.5)
+    assert sc.overrides == {"duration": 1.5, "warmup": 0.5}
+    assert satqm.Scenario.from_toml(text).with_overrides(duration=1.5, warmup=0.5) == sc
+    assert sc.with_overrides(seed=4).warmup == 0.5  # kept
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(text, warmup=3)
+    assert (e.value.path, e.value.rule) == (
+        "simulation.warmup",
+        "must be less than simulation.duration",
+    )
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(text, warmup="1 s")  # type: ignore[arg-type]
+    assert e.value.path == "simulation.warmup"
+    res = satqm.run(satqm.Scenario.from_toml(text), duration=1.5, warmup=0.5)
+    assert res.scenario.warmup == 0.5
+    assert res.summary()["measured_s"] == pytest.approx(1.0)
+    assert satqm.Simulation(satqm.Scenario.from_toml(text), warmup=0).scenario.warmup == 0.0
+
+
+def test_warmup_override_round_trips_through_a_results_folder(tmp_path):
+    text = TINY.replace('duration = "3 s"', 'duration = "3 s"\nwarmup = "2 s"')
+    res = satqm.run(satqm.Scenario.from_toml(text, duration=1.5, warmup=0.5))
+    out = res.save(tmp_path / "run", plot=False)
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["overrides"] == {"duration_s": 1.5, "warmup_s": 0.5}
+    assert "--duration 1.5 --warmup 0.5" in (out / "scenario.toml").read_text()
+    back = satqm.Results.load(out)
+    assert back.scenario == res.scenario and back.scenario.warmup == 0.5
+
+
 def test_config_error_shape_and_pickle():
     with pytest.raises(satqm.ConfigError) as e:
         satqm.Scenario.from_toml(TINY.replace('rate = "10 Mbps"', "rate = 0"))
@@ -110,6 +150,7 @@ def test_timeseries_columns_and_dtypes(droptail):
         "throughput_bps",
         "queue_packets",
         "queue_bytes",
+        "queue_delay_ms",
         "drops",
         "arrivals",
         "marks",
@@ -250,7 +291,7 @@ def test_link_helper(droptail):
 
 
 def _assert_same(a: satqm.Results, b: satqm.Results) -> None:
-    for name in ("timeseries", "drops", "flows", "cwnd"):
+    for name in ("timeseries", "delay_hist", "drops", "flows", "cwnd"):
         pdt.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
     assert a.summary() == b.summary() or _nan_equal(a.summary(), b.summary())
     assert a.packets == b.packets
@@ -325,6 +366,7 @@ def test_save_load_round_trip(droptail, tmp_path):
     names = {p.name for p in out.iterdir()}
     assert names == {
         "timeseries.parquet",
+        "delay_hist.parquet",
         "drops.parquet",
         "flows.parquet",
         "cwnd.parquet",
@@ -380,10 +422,74 @@ def test_round_trip_with_no_drops_and_no_cwnd(tmp_path):
 def test_plot_figure(droptail):
     fig = droptail.plot()
     axes = fig.get_axes()
-    assert len(axes) == 2
+    assert len(axes) == 3
     assert "utilization" in axes[0].get_ylabel() and "%" in axes[0].get_ylabel()
     assert "packets" in axes[1].get_ylabel()
-    assert "(s)" in axes[1].get_xlabel()
+    # the queue also as the delay it makes
+    assert axes[2].get_ylabel() == "queueing delay (ms)"
+    assert len(axes[2].get_lines()[0].get_xdata()) == len(droptail.link())
+    assert "(s)" in axes[2].get_xlabel()
+
+
+QUEUE_DELAY = [f"queue_delay_{k}_ms" for k in ("mean", "p50", "p95", "p99", "max")]
+
+
+def test_queue_delay_summary_and_distribution(droptail):
+    s = droptail.summary()
+    for k in QUEUE_DELAY:
+        assert isinstance(s[k], float) and s[k] >= 0.0, k
+    p50, p95, p99, top = (s[f"queue_delay_{k}_ms"] for k in ("p50", "p95", "p99", "max"))
+    assert p50 <= p95 <= p99 <= top
+    assert s["queue_delay_mean_ms"] <= top
+    # An 800-packet buffer on 10 Mbit/s fills in slow start: at most
+    # 800 packets of 1,500 bytes wait ahead of one (1.2 ms each).
+    assert 100.0 < top <= 800 * 1.2
+    # The distribution holds every packet the bottleneck sent (no warm-up
+    # here), and reads the summary's percentiles.
+    cdf = droptail.delay_cdf()
+    assert list(cdf.columns) == ["delay_lo_ns", "delay_hi_ns", "packets", "fraction"]
+    assert cdf["packets"].sum() == s["bottleneck_packets"]
+    assert cdf["fraction"].iloc[-1] == 1.0 and cdf["fraction"].is_monotonic_increasing
+    for q in (50, 95, 99):
+        got = min(droptail.delay_quantile(q / 100), top)
+        assert got == s[f"queue_delay_p{q}_ms"], q
+    # Every monitored link has its distribution.
+    assert set(droptail.delay_hist["link"]) == set(droptail.timeseries["link"])
+    assert droptail.delay_cdf("bottleneck.reverse")["packets"].sum() > 0
+    with pytest.raises(KeyError, match="not monitored"):
+        droptail.delay_cdf("access[0]")
+
+
+def test_queue_delay_time_series(droptail):
+    b = droptail.link()
+    d = b["queue_delay_ms"]
+    # A mean over the packets that left the buffer in the interval: there
+    # is one exactly when the transmitter started sending in it.
+    assert (d.notna() == (b["throughput_bps"] > 0)).all()
+    assert (d.dropna() >= 0).all()
+    s = droptail.summary()
+    assert d.max() <= s["queue_delay_max_ms"]
+    assert d.min() <= s["queue_delay_mean_ms"] <= d.max()
+    # An 800-packet buffer fills in slow start: then a packet waits for
+    # about as many 1.2 ms transmissions as the queue holds.
+    assert d.max() > 0.5 * b["queue_packets"].max() * 1.2
+
+
+def test_old_folders_without_queue_delay_load(droptail, tmp_path):
+    # Folders written before the queueing delay was measured.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = droptail.save(tmp_path / "old", plot=False)
+    (out / "delay_hist.parquet").unlink()
+    ts = pq.read_table(out / "timeseries.parquet")
+    pq.write_table(ts.drop_columns(["queue_delay_ms"]), out / "timeseries.parquet")
+    assert isinstance(ts, pa.Table)
+    back = satqm.Results.load(out)
+    assert back.timeseries["queue_delay_ms"].isna().all()
+    assert back.delay_hist.empty and back.delay_cdf().empty
+    back.plot()
+    back.plot_delay()
 
 
 def test_bom_is_tolerated(tmp_path):
@@ -420,7 +526,12 @@ def test_parse_quantity_reads_units_as_scenarios_do():
     assert _core.parse_quantity("290 ms", "time") == pytest.approx(0.29)
     assert _core.parse_quantity("10 Mbps", "rate") == 10e6
     assert _core.parse_quantity("64 KiB", "bytes") == 65536.0
-    assert _core.parse_quantity(1500, "bytes") == 1500.0
+    assert _core.parse_quantity("1500 B", "bytes") == 1500.0
+    assert _core.parse_quantity(0, "bytes") == 0.0
+    with pytest.raises(satqm.ConfigError) as e:
+        _core.parse_quantity(1500, "bytes", "pep[0].buffer")
+    assert e.value.path == "pep[0].buffer"
+    assert e.value.rule == '1500 has no unit; write "1500 B" or "1.5 kB"'
     with pytest.raises(satqm.ConfigError) as e:
         _core.parse_quantity("10 furlongs", "time", "links[0].delay")
     assert e.value.path == "links[0].delay"

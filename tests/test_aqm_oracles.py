@@ -567,6 +567,8 @@ def test_spec_toml_writes_times_in_ns():
         "alpha": 0.125,
         "mean_packet_size": 1500,
     }
+    text = spec_toml("avqred", {"min_th": 2, "max_th": 4, "min_capacity": 4e6})
+    assert tomllib.loads(text)["min_capacity"] == "4000000.0 bps"
     text = spec_toml("red", {"min_th": 5, "max_th": 15, "gentle": True})
     assert tomllib.loads(text) == {"kind": "red", "min_th": 5, "max_th": 15, "gentle": True}
     assert to_ns(0.0025) == 2_500_000 and to_ns(1 / 160) == 6_250_000
@@ -1018,6 +1020,9 @@ def _python_replay(spec: str, events: list, rate_bps: int, limit_bytes: int) -> 
         if k in cls.time_params:
             assert isinstance(v, str) and v.endswith(" ns")
             v = int(v[:-3]) * 1e-9
+        elif k in cls.rate_params:
+            assert isinstance(v, str) and v.endswith(" bps")
+            v = float(v[:-4])
         params[k] = v
     oracle = cls(params, rate_bps, limit_bytes)
     out: dict[str, list] = {"verdict": [], **{k: [] for k in PROBE_KEYS}}

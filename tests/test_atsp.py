@@ -77,6 +77,7 @@ def test_erasures_cut_hyblas_goodput_but_not_atsps():
     assert hybla_fall > 0.05, hybla
 
 
+@pytest.mark.slow
 def test_reproduce_atsp_quick_writes_figures_claims_and_report(tmp_path):
     from satqm.experiments import atsp
 

@@ -58,13 +58,18 @@ NAN, INF = math.nan, math.inf
 # (id, edit of TINY, expected ConfigError.path, a word the rule must contain)
 CASES: list[tuple[str, Edit, str, str]] = [
     # rates
-    ("negative rate", _set(*BN, "rate", value=-1), "topology.bottleneck.rate", "> 0"),
+    ("negative rate", _set(*BN, "rate", value="-1 bps"), "topology.bottleneck.rate", "> 0"),
     ("negative rate text", _set(*BN, "rate", value="-10 Mbps"), "topology.bottleneck.rate", "> 0"),
     ("zero rate", _set(*BN, "rate", value=0), "topology.bottleneck.rate", "> 0"),
     ("NaN rate", _set(*BN, "rate", value=NAN), "topology.bottleneck.rate", "finite"),
     ("inf rate", _set(*BN, "rate", value=INF), "topology.bottleneck.rate", "finite"),
-    ("rate below 1 bit/s", _set(*BN, "rate", value=0.5), "topology.bottleneck.rate", "1 bit/s"),
-    ("huge rate", _set(*BN, "rate", value=1e300), "topology.bottleneck.rate", "at most"),
+    (
+        "rate below 1 bit/s",
+        _set(*BN, "rate", value="0.5 bps"),
+        "topology.bottleneck.rate",
+        "1 bit/s",
+    ),
+    ("huge rate", _set(*BN, "rate", value="1e300 bps"), "topology.bottleneck.rate", "at most"),
     ("unknown unit", _set(*BN, "rate", value="10 Mfoo"), "topology.bottleneck.rate", "unit"),
     ("rate unit only", _set(*BN, "rate", value="Mbps"), "topology.bottleneck.rate", "number"),
     ("rate empty text", _set(*BN, "rate", value=""), "topology.bottleneck.rate", "number"),
@@ -74,7 +79,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     # delays
     ("negative delay", _set(*BN, "delay", value="-5 ms"), "topology.bottleneck.delay", ">= 0"),
     ("inf delay", _set(*BN, "delay", value=INF), "topology.bottleneck.delay", "finite"),
-    ("huge delay", _set(*BN, "delay", value=1e300), "topology.bottleneck.delay", "at most"),
+    ("huge delay", _set(*BN, "delay", value="1e300 s"), "topology.bottleneck.delay", "at most"),
     (
         "per-packet delay low > high",
         _set(*BN, "delay", value={"uniform": ["5 ms", "1 ms"]}),
@@ -121,13 +126,13 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("buffer float", _set(*BN, "buffer", value=2.5), "topology.bottleneck.buffer", "buffer size"),
     (
         "buffer packets and bytes",
-        _set(*BN, "buffer", value={"packets": 3, "bytes": 3000}),
+        _set(*BN, "buffer", value={"packets": 3, "bytes": "3000 B"}),
         "topology.bottleneck.buffer",
         "exactly one",
     ),
     (
         "buffer bytes tiny",
-        _set(*BN, "buffer", value={"bytes": 10}),
+        _set(*BN, "buffer", value={"bytes": "10 B"}),
         "topology.bottleneck.buffer.bytes",
         "64 bytes",
     ),
@@ -140,7 +145,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     # simulation
     (
         "duration 1e300",
-        _set("simulation", "duration", value=1e300),
+        _set("simulation", "duration", value="1e300 s"),
         "simulation.duration",
         "at most",
     ),
@@ -248,7 +253,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ),
     ("stop before start", _update(*T0, start="1 s", stop="0.5 s"), "traffic[0].stop", "after"),
     ("bulk size zero", _set(*T0, "size", value=0), "traffic[0].size", "> 0"),
-    ("bulk size fractional", _set(*T0, "size", value=1.5), "traffic[0].size", "whole"),
+    ("bulk size fractional", _set(*T0, "size", value="1.5 B"), "traffic[0].size", "whole"),
     ("bulk with rate", _set(*T0, "rate", value="1 Mbps"), "traffic[0].rate", "not used"),
     ("cbr without rate", _set(*T0, "kind", value="cbr"), "traffic[0].rate", "required"),
     (
@@ -276,7 +281,12 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("mss huge", _set("tcp", "mss", value=10**6), "tcp.mss", "between"),
     ("initial window 0", _set("tcp", "initial_window", value=0), "tcp.initial_window", "between"),
     ("min_rto > max_rto", _update("tcp", min_rto="10 s", max_rto="1 s"), "tcp.min_rto", "max_rto"),
-    ("receive buffer < mss", _set("tcp", "receive_buffer", value=100), "tcp.receive_buffer", "MSS"),
+    (
+        "receive buffer < mss",
+        _set("tcp", "receive_buffer", value="100 B"),
+        "tcp.receive_buffer",
+        "MSS",
+    ),
     (
         "delayed ack 1 s",
         _set("tcp", "delayed_ack_timeout", value="1 s"),
@@ -291,6 +301,98 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ),
     ("boolean as text", _set("tcp", "delayed_ack", value="yes"), "tcp.delayed_ack", "must be"),
     ("rate cap zero", _set("tcp", "rate_cap", value=0), "tcp.rate_cap", "> 0"),
+    # a number without a unit: only 0 is unambiguous
+    (
+        "delay without a unit",
+        _set(*BN, "delay", value=270),
+        "topology.bottleneck.delay",
+        '270 has no unit; write "270 ms" or "270 s"',
+    ),
+    (
+        "rate without a unit",
+        _set(*BN, "rate", value=20),
+        "topology.bottleneck.rate",
+        '20 has no unit; write "20 Mbps" or "20 kbps"',
+    ),
+    (
+        "rate in bit/s without a unit",
+        _set(*BN, "rate", value=10e6),
+        "topology.bottleneck.rate",
+        '10000000 has no unit; write "10 Mbps" or "10000000 bps"',
+    ),
+    (
+        "size without a unit",
+        _set(*T0, "size", value=1500),
+        "traffic[0].size",
+        '1500 has no unit; write "1500 B" or "1.5 kB"',
+    ),
+    (
+        "buffer bytes without a unit",
+        _set(*BN, "buffer", value={"bytes": 64}),
+        "topology.bottleneck.buffer.bytes",
+        '64 has no unit; write "64 B" or "64 KiB"',
+    ),
+    (
+        "duration without a unit",
+        _set("simulation", "duration", value=60),
+        "simulation.duration",
+        '60 has no unit; write "60 ms" or "60 s"',
+    ),
+    (
+        "fraction without a unit",
+        _set("simulation", "sample_interval", value=0.1),
+        "simulation.sample_interval",
+        '0.1 has no unit; write "0.1 ms" or "0.1 s"',
+    ),
+    (
+        "text without a unit",
+        _set(*BN, "delay", value="270"),
+        "topology.bottleneck.delay",
+        '270 has no unit; write "270 ms" or "270 s"',
+    ),
+    (
+        "negative without a unit",
+        _set(*BN, "delay", value=-5),
+        "topology.bottleneck.delay",
+        "-5 has no unit",
+    ),
+    (
+        "per-flow delay without a unit",
+        _set(*AC, "delay", value=["1 ms", 5]),
+        "topology.access.delay[1]",
+        "5 has no unit",
+    ),
+    (
+        "per-packet delay without a unit",
+        _set(*BN, "delay", value={"uniform": ["300 ms", 400]}),
+        "topology.bottleneck.delay.uniform[1]",
+        '400 has no unit; write "400 ms"',
+    ),
+    (
+        "start without a unit",
+        _set(*T0, "start", value={"uniform": [0, 1]}),
+        "traffic[0].start.uniform[1]",
+        "1 has no unit",
+    ),
+    ("tcp time without a unit", _set("tcp", "min_rto", value=1), "tcp.min_rto", "1 has no unit"),
+    (
+        "override time without a unit",
+        _set(*T0, "tcp", value={"rate_cap": 5}),
+        "traffic[0].tcp.rate_cap",
+        '5 has no unit; write "5 Mbps"',
+    ),
+    (
+        "aqm time without a unit",
+        _set("aqm", value=[{"kind": "codel", "at": "bottleneck", "target": 5}]),
+        "aqm[0].target",
+        '5 has no unit; write "5 ms" or "5 s"',
+    ),
+    (
+        "aqm rate without a unit",
+        _set("aqm", value=[{"kind": "gkvq", "at": "bottleneck", "capacity": 9e6}]),
+        "aqm[0].capacity",
+        '9000000 has no unit; write "9 Mbps" or "9000000 bps"',
+    ),
 ]
 
 
@@ -360,6 +462,72 @@ def test_bad_overrides(kwargs: dict, path: str) -> None:
     assert e.value.path == path
     with pytest.raises(satqm.ConfigError):
         satqm.run(satqm.Scenario.from_toml(TINY), **kwargs)
+
+
+RED_TAIL = {
+    "kind": "red_tail",
+    "at": "bottleneck",
+    "min_th1": "2 kB",
+    "max_th1": "30 kB",
+    "min_th2": "20 kB",
+    "max_th2": "80 kB",
+}
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _set(*BN, "delay", value=0),
+        _set(*AC, "delay", value=[0, "1 ms"]),
+        _set("simulation", "warmup", value=0),
+        _set("simulation", "warmup", value=0.0),
+        _set("simulation", "warmup", value="0"),
+        _set(*T0, "start", value={"uniform": [0, "0.5 s"]}),
+        _set("aqm", value=[{**RED_TAIL, "c1_min": 0}]),
+    ],
+    ids=["delay", "delay list", "warmup", "warmup float", "warmup text", "start", "aqm rate"],
+)
+def test_zero_needs_no_unit(edit: Edit) -> None:
+    d = tiny_dict()
+    edit(d)
+    satqm.Scenario.from_toml(to_toml(d))
+
+
+def _check(path: Any, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "satqm.cli", "check", str(path), *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_check_refuses_a_number_without_a_unit_and_gives_the_fix(tmp_path) -> None:
+    d = tiny_dict()
+    d["topology"]["bottleneck"]["delay"] = 270
+    f = tmp_path / "bare.toml"
+    f.write_text(to_toml(d))
+    r = _check(f)
+    assert r.returncode == 2, r.stdout
+    assert f'{f}: topology.bottleneck.delay: 270 has no unit; write "270 ms" or "270 s"' in r.stderr
+    assert "Traceback" not in r.stderr
+    d["topology"]["bottleneck"]["delay"] = "270 ms"
+    f.write_text(to_toml(d))
+    assert _check(f).returncode == 0
+
+
+def test_duration_overrides_are_seconds_by_name(tmp_path) -> None:
+    f = tmp_path / "tiny.toml"
+    f.write_text(TINY)
+    r = _check(f, "--duration", "30")
+    assert r.returncode == 0, r.stderr
+    assert "OK tiny: 30 s" in r.stdout
+    assert satqm.Scenario.from_toml(TINY, duration=2).duration == 2.0
+    assert satqm.Scenario.from_toml(TINY).with_overrides(duration=1.5).duration == 1.5
+    # --max-memory is a size: it takes a unit, as the file's key does.
+    r = _check(f, "--max-memory", "2000000000")
+    assert r.returncode == 2
+    assert '--max-memory 2000000000: 2000000000 has no unit; write "2000000000 B"' in r.stderr
 
 
 def test_every_case_leaves_the_base_valid() -> None:

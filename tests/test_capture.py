@@ -19,11 +19,13 @@ from dpkt import pcapng  # noqa: E402
 SERVER_PORT = 47001
 
 #: Two SACK flows over a 2 Mbit/s, 200 ms round-trip bottleneck with a
-#: 20-packet buffer: overflow drops, retransmissions, SACK blocks.
+#: 20-packet buffer: overflow drops, retransmissions, SACK blocks. The
+#: flows' sequence records say which segments were retransmissions.
 LOSSY = """\
 name = "lossy"
 [simulation]
 duration = "12 s"
+trace_seq = [0, 1]
 capture = ["bottleneck", "access[0]", "receiver_access[0]"]
 [topology]
 kind = "dumbbell"
@@ -110,6 +112,7 @@ def read(data: bytes) -> list[Frame]:
             idb = pcapng.InterfaceDescriptionBlockLE(data[i : i + length])
             assert idb.linktype == dpkt.pcap.DLT_EN10MB
         if kind == 6:
+            assert struct.unpack_from("<I", data, i + 8)[0] == 0, "one interface per file"
             b = pcapng.EnhancedPacketBlockLE(data[i : i + length])
             comments = [o.text for o in b.opts if o.code == 1]
             ts = (b.ts_high << 32) | b.ts_low  # nanoseconds (if_tsresol 9)
@@ -119,6 +122,42 @@ def read(data: bytes) -> list[Frame]:
     with_reader = list(pcapng.Reader(__import__("io").BytesIO(data)))
     assert len(with_reader) == len(out)
     assert all(round(t * 1e9) == f.ts_ns for (t, _), f in zip(with_reader, out))
+    assert all(a.ts_ns <= b.ts_ns for a, b in zip(out, out[1:])), "in time order"
+    return out
+
+
+def interfaces(data: bytes) -> list[str]:
+    """The names of a pcapng file's interfaces (`if_name`)."""
+    names = []
+    i = 0
+    while i < len(data):
+        kind, length = struct.unpack_from("<II", data, i)
+        if kind == 1:
+            idb = pcapng.InterfaceDescriptionBlockLE(data[i : i + length])
+            names += [o.data.decode() for o in idb.opts if o.code == 2]
+        i += length
+    return names
+
+
+def retransmitted(res: satqm.Results, frames: list[Frame], arrivals: bool = False) -> set[int]:
+    """The numbers (from 1, as tshark counts) of the data frames of a capture
+    of the bottleneck that satqm sent as retransmissions, by the flows'
+    sequence records: each copy of a segment the sender emits reaches the
+    bottleneck in order (the access links neither drop nor reorder), where
+    the port drops it or sends it on. A capture of the departures holds the
+    copies not dropped; one of the arrivals holds them all."""
+    assert set(res.drops["link"]) == {"bottleneck"}
+    emitted: dict[tuple[int, int], list[bool]] = defaultdict(list)
+    for r in res.seq.sort_values("time_s", kind="stable").itertuples():
+        if r.event in ("sent", "retransmitted"):
+            emitted[(r.flow, r.seq)].append(r.event == "retransmitted")
+        elif r.event == "dropped" and not arrivals:
+            emitted[(r.flow, r.seq)].pop(0)
+    out = set()
+    for n, f in enumerate(frames, 1):
+        copies = emitted[(f.flow, f.l4.seq - 1)]
+        if f.payload > 0 and copies and copies.pop(0):
+            out.add(n)
     return out
 
 
@@ -140,24 +179,19 @@ def test_one_file_per_link_direction(lossy):
     )
 
 
-def test_one_packet_per_transmission_and_drops_marked(lossy):
-    frames = read(lossy.captures["bottleneck"])
-    sent = [f for f in frames if f.comment is None]
-    dropped = [f for f in frames if f.dropped]
-    assert len(sent) + len(dropped) == len(frames)
+def test_departures_are_what_the_wire_carries(lossy):
+    data = lossy.captures["bottleneck"]
+    assert interfaces(data) == ["bottleneck-out"]
+    sent = read(data)
+    # No drop in it: every frame is a packet the transmitter sent.
+    assert all(f.comment is None for f in sent)
+    ts = lossy.link("bottleneck")
     drops = lossy.drops[lossy.drops["link"] == "bottleneck"]
     assert len(drops) > 10
-    # Dropped packets: the drop log's times and flows, in order.
-    np.testing.assert_array_equal(
-        [f.ts_ns for f in dropped], np.round(drops["time_s"].to_numpy() * 1e9).astype(np.int64)
-    )
-    assert [f.flow for f in dropped] == drops["flow"].tolist()
-    assert all("overflow" in f.comment for f in dropped)
     # Every packet that arrived at the port was either sent or dropped, or is
     # still queued at the end.
-    ts = lossy.link("bottleneck")
     last = ts.iloc[-1]
-    assert len(sent) + len(dropped) + last["queue_packets"] == ts["arrivals"].sum()
+    assert len(sent) + len(drops) + last["queue_packets"] == ts["arrivals"].sum()
     # The transmitter sends one packet at a time at the link rate: each
     # starts no earlier than the previous one's serialization ends.
     t = np.array([f.ts_ns for f in sent])
@@ -166,6 +200,45 @@ def test_one_packet_per_transmission_and_drops_marked(lossy):
     # The access link drops nothing: one data packet per segment the sender sent.
     access = [f for f in read(lossy.captures["access[0]"]) if f.payload > 0]
     assert len(access) == lossy.flows.loc[0, "segments_sent"]
+
+
+@pytest.fixture(scope="module")
+def both() -> satqm.Results:
+    """The lossy run with both sides of the bottleneck's queue captured."""
+    return satqm.run(satqm.Scenario(LOSSY), capture=["bottleneck"], capture_side="both")
+
+
+def test_arrivals_hold_the_drops_and_the_queue_keeps_their_order(lossy, both):
+    assert sorted(both.captures) == [
+        "bottleneck",
+        "bottleneck.in",
+        "bottleneck.reverse",
+        "bottleneck.reverse.in",
+    ]
+    # Capturing the arrivals changes nothing else, the departures included.
+    assert both.captures["bottleneck"] == lossy.captures["bottleneck"]
+    assert both.flows.equals(lossy.flows)
+    data = both.captures["bottleneck.in"]
+    assert interfaces(data) == ["bottleneck-in"]
+    arrived = read(data)
+    assert len(arrived) == both.link("bottleneck")["arrivals"].sum()
+    # Dropped packets: the drop log's times and flows, in order.
+    dropped = [f for f in arrived if f.comment is not None]
+    drops = both.drops[both.drops["link"] == "bottleneck"]
+    np.testing.assert_array_equal(
+        [f.ts_ns for f in dropped], np.round(drops["time_s"].to_numpy() * 1e9).astype(np.int64)
+    )
+    assert [f.flow for f in dropped] == drops["flow"].tolist()
+    assert all(f.comment == "satqm: dropped at the port (overflow)" for f in dropped)
+    # The rest leave in the order they came, each no earlier than it came;
+    # those at the end are still queued.
+    kept = [f for f in arrived if f.comment is None]
+    sent = read(both.captures["bottleneck"])
+    queued = both.link("bottleneck").iloc[-1]["queue_packets"]
+    assert len(kept) == len(sent) + queued
+    for a, d in zip(kept, sent):
+        assert bytes(a.eth) == bytes(d.eth)
+        assert a.ts_ns <= d.ts_ns <= a.ts_ns + 21 * 1500 * 8 / 2e6 * 1e9
 
 
 def test_sequence_numbers_contiguous_per_flow(lossy):
@@ -205,8 +278,11 @@ def test_syn_carries_window_scale_and_acks_are_scaled(lossy):
 
 
 def test_ce_bits_equal_the_aqm_marks():
-    res = satqm.run(satqm.Scenario(ECN))
+    res = satqm.run(satqm.Scenario(ECN), capture_side="both")
     frames = read(res.captures["bottleneck"])
+    # The arrivals show the packets as they came: ECN-capable, none marked.
+    arrived = read(res.captures["bottleneck.in"])
+    assert all(f.ip.tos & 3 == 2 for f in arrived if f.payload > 0)
     marks = res.drops[
         (res.drops["link"] == "bottleneck")
         & res.drops["reason"].isin(["early_mark", "forced_mark"])
@@ -229,7 +305,9 @@ def test_udp_window_and_snap_length(tmp_path):
         'capture = ["bottleneck"]\ncapture_from = "1 s"\n'
         'capture_until = "2 s"\ncapture_snaplen = 200',
     )
-    text = text.replace('kind = "bulk"', 'kind = "cbr"\nrate = "500 kbps"\npacket_size = 500')
+    text = text.replace("trace_seq = [0, 1]\n", "").replace(
+        'kind = "bulk"', 'kind = "cbr"\nrate = "500 kbps"\npacket_size = 500'
+    )
     res = satqm.run(satqm.Scenario(text))
     frames = read(res.captures["bottleneck"])
     assert frames and all(1e9 <= f.ts_ns < 2e9 for f in frames)
@@ -272,12 +350,48 @@ def test_cli_capture_writes_files_and_names_bad_links(tmp_path, capsys):
     assert "receiver_access[1].reverse" in err
 
 
+def test_cli_capture_side_adds_the_arrivals_and_names_bad_values(tmp_path, capsys):
+    sc = tmp_path / "s.toml"
+    sc.write_text(LOSSY)
+    out = tmp_path / "run"
+    args = ["run", str(sc), "--duration", "2", "--out", str(out), "-q", "--no-plot"]
+    assert main([*args, "--capture", "bottleneck", "--capture-side", "both"]) == 0
+    files = sorted(p.name for p in (out / "capture").iterdir())
+    assert files == [
+        "bottleneck.in.pcapng",
+        "bottleneck.pcapng",
+        "bottleneck.reverse.in.pcapng",
+        "bottleneck.reverse.pcapng",
+    ]
+    assert "--capture bottleneck --capture-side both" in (out / "scenario.toml").read_text()
+    again = satqm.Results.load(out)
+    assert again.scenario.overrides["capture_side"] == "both"
+    assert sorted(again.captures) == sorted(f[: -len(".pcapng")] for f in files)
+    assert main([*args, "--capture-side", "after"]) == 2
+    err = capsys.readouterr().err
+    assert '--capture-side after: must be "out", "in" or "both", got "after"' in err
+    no_links = LOSSY.replace('capture = ["bottleneck", "access[0]", "receiver_access[0]"]\n', "")
+    sc.write_text(no_links)
+    assert main([*args, "--capture-side", "in"]) == 2
+    err = capsys.readouterr().err
+    assert "--capture-side in: needs simulation.capture (the links to capture)" in err
+
+
 def test_bad_capture_link_names_the_key():
     text = LOSSY.replace('"access[0]"', '"access[7]"')
     with pytest.raises(
         satqm.ConfigError, match=r'simulation\.capture\[1\]: no link named "access\[7\]"'
     ):
         satqm.Scenario(text)
+    for side, rule in [
+        ('"before"', 'must be "out", "in" or "both", got "before"'),
+        ("2", "must be a string"),
+    ]:
+        text = LOSSY.replace("[topology]", f"capture_side = {side}\n[topology]")
+        with pytest.raises(satqm.ConfigError, match=rf"simulation\.capture_side: {rule}"):
+            satqm.Scenario(text)
+    with pytest.raises(satqm.ConfigError, match=r"simulation\.capture_side: must be"):
+        satqm.Scenario(LOSSY, capture_side=2)  # type: ignore[arg-type]
 
 
 def _tshark(*args: str) -> str:
@@ -285,50 +399,95 @@ def _tshark(*args: str) -> str:
     return r.stdout
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+def _flagged(path, condition: str) -> set[int]:
+    """The numbers of the frames of `path` that match tshark's `condition`."""
+    out = _tshark("-r", str(path), "-Y", condition, "-T", "fields", "-e", "frame.number")
+    return {int(n) for n in out.split()}
+
+
+#: What tshark's TCP analysis suspects of a segment that fills a hole below
+#: the highest one seen: a retransmission (or a fast or spurious one), or, if
+#: it comes less than one initial round trip after that highest one, a
+#: segment out of order.
+SUSPECTED = (
+    "tcp.analysis.retransmission || tcp.analysis.out_of_order"
+    " || tcp.analysis.spurious_retransmission"
+)
+
+
+needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+
+
+@needs_tshark
 def test_tshark_counts_the_same_retransmissions(lossy, tmp_path):
     lossy.save(tmp_path, plot=False)
     cap = tmp_path / "capture"
     # tcpdump's view at the sender: its access link, both directions.
-    both = tmp_path / "sender.pcapng"
+    sender = tmp_path / "sender.pcapng"
     subprocess.run(
         [
             "mergecap",
             "-w",
-            str(both),
+            str(sender),
             str(cap / "access[0].pcapng"),
             str(cap / "access[0].reverse.pcapng"),
         ],
         check=True,
     )
-    retx = _tshark(
-        "-r", str(both), "-Y", "tcp.analysis.retransmission", "-T", "fields", "-e", "frame.number"
-    )
-    n = len(retx.split())
+    n = len(_flagged(sender, "tcp.analysis.retransmission"))
     assert n == lossy.flows.loc[0, "retransmits"] > 0
     for f in cap.iterdir():
-        bad = _tshark(
-            "-r",
-            str(f),
-            "-Y",
-            "_ws.malformed || _ws.expert.severity == error",
-            "-T",
-            "fields",
-            "-e",
-            "frame.number",
-        )
-        assert bad.split() == [], f.name
-    comments = _tshark(
+        bad = _flagged(f, "_ws.malformed || _ws.expert.severity == error")
+        assert bad == set(), f.name
+
+
+@needs_tshark
+def test_tshark_suspects_exactly_the_retransmissions_that_crossed_the_bottleneck(lossy, tmp_path):
+    """A capture of the bottleneck's departures is what a tap on the wire
+    after its queue sees: tshark's TCP analysis suspects each segment satqm
+    retransmitted that crossed the link and no other one."""
+    path = tmp_path / "bottleneck.pcapng"
+    path.write_bytes(lossy.captures["bottleneck"])
+    truth = retransmitted(lossy, read(lossy.captures["bottleneck"]))
+    # All of them, and the copies of segments dropped at the port are not.
+    retx = lossy.flows["retransmits"].sum()
+    dropped_again = retx - len(truth)
+    assert len(truth) > 20 and 0 <= dropped_again < len(lossy.drops)
+    suspected = _flagged(path, SUSPECTED)
+    assert len(suspected) == len(truth)
+    assert suspected == truth
+    # Without the ACKs (the other direction's file) tshark cannot call one
+    # spurious; it calls a retransmission out of order when it leaves less
+    # than an initial round trip (here 0.22 s, the SYN to the first ACK
+    # through this tap) after the connection's newest segment, as those
+    # leaving the queue behind new data do. satqm's links never reorder.
+    assert _flagged(path, "tcp.analysis.spurious_retransmission") == set()
+    rtt = _tshark(
         "-r",
-        str(cap / "bottleneck.pcapng"),
+        str(path),
         "-Y",
-        "frame.comment",
+        "tcp.analysis.initial_rtt",
         "-T",
         "fields",
         "-e",
-        "frame.comment",
+        "tcp.analysis.initial_rtt",
     )
-    assert len(comments.split("\n")) - 1 == (lossy.drops["link"] == "bottleneck").sum()
+    assert {round(float(v), 2) for v in rtt.split()} == {0.22, 0.23}
+    assert len(_flagged(path, "tcp.analysis.retransmission")) >= 1
+    assert len(_flagged(path, "tcp.analysis.out_of_order")) >= 20
+
+
+@needs_tshark
+def test_tshark_on_the_arrivals_sees_the_drops_and_every_retransmission(both, tmp_path):
+    path = tmp_path / "bottleneck.in.pcapng"
+    path.write_bytes(both.captures["bottleneck.in"])
+    comments = _tshark(
+        "-r", str(path), "-Y", "frame.comment", "-T", "fields", "-e", "frame.comment"
+    )
+    assert comments.splitlines() == ["satqm: dropped at the port (overflow)"] * len(both.drops)
+    truth = retransmitted(both, read(both.captures["bottleneck.in"]), arrivals=True)
+    assert len(truth) == both.flows["retransmits"].sum()
+    assert _flagged(path, SUSPECTED) == truth
 
 
 def test_capture_off_writes_nothing(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -54,11 +55,52 @@ def test_run_writes_results(droptail_path, tmp_path):
     assert 0.0 <= doc["summary"]["utilization_mean"] <= 1.0
     # the summary table and where the results went
     assert "Jain" in r.stdout
+    (delay,) = [line for line in r.stdout.splitlines() if "queueing delay" in line]
+    s = doc["summary"]
+    for k in ("mean", "p95", "p99"):
+        assert f"{k} {s[f'queue_delay_{k}_ms']:.3g}" in delay, delay
+    (marks,) = [line for line in r.stdout.splitlines() if "ECN marks" in line]
+    assert marks.split()[-2] == "0", marks  # drop-tail marks nothing
     assert str(out) in r.stdout.replace("\n", "")
     assert "Traceback" not in r.stderr
     # and the folder reads back
     res = satqm.Results.load(out)
     assert res.seed == 3 and res.duration == 10.0
+
+
+def test_jain_is_na_when_no_flow_delivered_anything(tmp_path):
+    # A 5 s one-way bottleneck: nothing arrives within the 3 s run, so
+    # fairness among the flows is undefined: NaN, null in summary.json, n/a
+    # in the table (not 1).
+    scenario = tmp_path / "far.toml"
+    scenario.write_text(TINY.replace('delay = "50 ms"', 'delay = "5 s"'))
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(scenario), "--out", str(out), "--no-plot")
+    assert r.returncode == 0, r.stderr
+    (jain,) = [line for line in r.stdout.splitlines() if "Jain" in line]
+    assert "n/a" in jain, r.stdout
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["summary"]["goodput_total_bps"] == 0.0
+    assert doc["summary"]["jain_index"] is None
+    assert math.isnan(satqm.Results.load(out).summary()["jain_index"])
+
+
+def test_plot_delay_writes_its_own_file(tiny_file, tmp_path):
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(tiny_file), "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    before = (out / "plot.png").read_bytes()
+    r = satqm_cmd("plot", "delay", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(out / "delay-bottleneck.png")
+    assert (out / "delay-bottleneck.png").read_bytes().startswith(b"\x89PNG")
+    assert (out / "plot.png").read_bytes() == before  # not overwritten
+    r = satqm_cmd("plot", "delay", str(out), "--link", "bottleneck.reverse")
+    assert r.returncode == 0, r.stderr
+    assert (out / "delay-bottleneck.reverse.png").is_file()
+    r = satqm_cmd("plot", "delay", str(out), "--link", "access[0]")
+    assert r.returncode == 2
+    assert "not monitored" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_run_quiet_prints_nothing(tiny_file, tmp_path):
@@ -112,6 +154,42 @@ def test_unwritable_out_fails_before_running(tiny_file, tmp_path):
     assert r.returncode == 2
     assert "cannot create" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_duration_shorter_than_the_warmup_names_warmup(tmp_path):
+    f = tmp_path / "warm.toml"
+    f.write_text(TINY.replace('duration = "3 s"', 'duration = "3 s"\nwarmup = "2 s"'))
+    r = satqm_cmd("check", str(f), "--duration", "1.5")
+    assert r.returncode == 2
+    assert "--duration 1.5: not longer than the scenario's 2 s warm-up" in r.stderr
+    assert "add --warmup S with S < 1.5" in r.stderr
+    assert "must be less than simulation.duration" not in r.stderr
+    r = satqm_cmd("check", str(f), "--duration", "1.5", "--warmup", "2.5")
+    assert r.returncode == 2 and "--warmup 2.5: must be less than --duration 1.5" in r.stderr
+    r = satqm_cmd("check", str(f), "--warmup", "3")
+    assert r.returncode == 2 and "--warmup 3: must be less than simulation.duration" in r.stderr
+    r = satqm_cmd("check", str(f), "--warmup", "-1")
+    assert r.returncode == 2 and "--warmup -1: must be >= 0" in r.stderr
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(f), "--duration", "1.5", "--warmup", "0.5s", "--out", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    res = satqm.Results.load(out)
+    assert (res.duration, res.scenario.warmup) == (1.5, 0.5)
+    assert res.summary()["measured_s"] == pytest.approx(1.0)
+
+
+def test_a_run_that_needed_max_memory_reads_back(tmp_path):
+    """A results folder keeps --max-memory, so `satqm plot` and
+    Results.load accept a run the file's own limit would refuse."""
+    f = tmp_path / "big.toml"
+    f.write_text(TINY.replace("seed = 1\n", 'seed = 1\nmax_memory = "1 kB"\n'))
+    out = tmp_path / "out"
+    r = satqm_cmd("run", str(f), "--max-memory", "1 GB", "--out", str(out), "-q", "--no-plot")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "summary.json").read_text())["overrides"] == {"max_memory": "1 GB"}
+    assert satqm.Results.load(out).scenario.overrides == {"max_memory": "1 GB"}
+    r = satqm_cmd("plot", "cwnd", str(out))
+    assert r.returncode == 0, r.stderr
 
 
 def test_invalid_toml(tiny_file):
@@ -244,3 +322,90 @@ def test_run_shorter_than_one_sample_interval(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "shorter than one sample interval" in r.stdout
     assert (tmp_path / "out" / "plot.png").exists()
+
+
+def test_plot_files_are_named_apart_and_printed(tmp_path, capsys):
+    """A zoomed time-sequence graph and a link's plot get names of their
+    own: neither overwrites the whole graph nor the run's plot.png."""
+    text = TINY.replace("trace_cwnd = [0, 1]", "trace_cwnd = [0, 1]\ntrace_seq = [0]")
+    run = satqm.run(satqm.Scenario(text)).save(tmp_path / "run", plot=False)
+    (run / "plot.png").write_bytes(b"the run's plot")
+    (run / "seq-flow0.png").write_bytes(b"the whole graph")
+
+    def plot(*args: str) -> Path:
+        assert cli.main(["plot", *args]) == 0
+        return Path(capsys.readouterr().out.strip())
+
+    assert plot("seq", str(run), "--flow", "0", "--from", "1", "--until", "2.5") == (
+        run / "seq-flow0-1-2.5s.png"
+    )
+    assert plot("seq", str(run), "--flow", "0", "--from", "1") == run / "seq-flow0-from-1s.png"
+    assert plot("seq", str(run), "--flow", "0", "--until", "2") == run / "seq-flow0-until-2s.png"
+    assert plot("link", str(run)) == run / "plot-bottleneck.png"
+    assert plot("link", str(run), "--link", "bottleneck.reverse") == (
+        run / "plot-bottleneck.reverse.png"
+    )
+    assert plot("link", str(run), "--out", str(tmp_path / "l.png")) == tmp_path / "l.png"
+    assert (run / "plot.png").read_bytes() == b"the run's plot"
+    assert (run / "seq-flow0.png").read_bytes() == b"the whole graph"
+    for p in run.glob("*.png"):
+        assert p.name in ("plot.png", "seq-flow0.png") or p.read_bytes()[:4] == b"\x89PNG"
+    assert plot("seq", str(run), "--flow", "0") == run / "seq-flow0.png"
+    assert (run / "seq-flow0.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["link", "--from", "1"], "--from applies to `satqm plot seq` only, not to link"),
+        (["cwnd", "--until", "1"], "--until applies to `satqm plot seq` only, not to cwnd"),
+        (["cwnd", "--flow", "0"], "--flow applies to `satqm plot seq` only, not to cwnd"),
+        (["seq", "--flow", "0", "--link", "bottleneck"], "--link applies to `satqm plot link`"),
+        (["delay", "--flow", "0"], "--flow applies to `satqm plot seq` only, not to delay"),
+        (["delay", "--from", "1"], "--from applies to `satqm plot seq` only, not to delay"),
+        (["seq", "--flow", "0", "--from", "2", "--until", "1"], "--from must come first"),
+    ],
+)
+def test_plot_refuses_options_that_do_not_apply(tmp_path, capsys, args, message):
+    assert cli.main(["plot", args[0], str(tmp_path), *args[1:]]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_validate_help_and_docs_give_the_runs_the_code_makes():
+    """`satqm validate --help` and docs/validation.md say how long the runs
+    of each set are, and docs/validation.md how many there are."""
+    import re
+
+    from satqm.validation import scenarios as S
+
+    r = satqm_cmd("validate", "--help")
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    assert f"the quick subset, {S.QUICK_DURATION_S:g} s runs" in text
+    assert f"the full set's {S.FULL_DURATION_S:g} s" in text
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text("utf-8")
+    for flags, quick in (("--quick", True), ("", False)):
+        runs = S.scenarios(quick)
+        line = re.search(rf"^satqm validate ns3 {flags} *# .*$", doc, re.M)
+        assert line is not None, flags
+        dur = S.QUICK_DURATION_S if quick else S.FULL_DURATION_S
+        assert f"{len(runs)} runs of {dur:g} s" in line.group(0)
+        assert {d["duration_s"] for d in runs} == {dur}
+
+
+def test_reproduce_workers(monkeypatch, tmp_path, capsys):
+    """`--workers 0` runs in this process, as for sweeps (it meant one
+    process per CPU); a negative count is refused."""
+    from satqm.experiments import _runner
+
+    seen = []
+
+    def execute(todo, store, report, workers):
+        seen.append(workers)
+
+    monkeypatch.setattr(_runner, "execute", execute)
+    _runner.run_all([_runner.Run("a", TINY, 1), _runner.Run("b", TINY, 2)], tmp_path, workers=0)
+    assert seen == [0]
+    with pytest.raises(SystemExit) as e:
+        cli.main(["reproduce", "models", "--workers", "-1", "--out", str(tmp_path)])
+    assert e.value.code == 2 and "--workers: must be >= 0" in capsys.readouterr().err

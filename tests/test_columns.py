@@ -17,6 +17,7 @@ STUB = Path(satqm.__file__).with_name("_core.pyi")
 #: TypedDict of the stub for each raw table.
 STUB_CLASSES = {
     "timeseries": "_TimeSeriesColumns",
+    "delay_hist": "_DelayHistColumns",
     "drops": "_DropColumns",
     "cwnd": "_CwndColumns",
     "congestion": "_CongestionColumns",

@@ -35,3 +35,13 @@ def test_documented_call_exists(page, name):
         assert hasattr(obj, part), f"{page}: {name} does not exist ({part!r} missing)"
         obj = getattr(obj, part)
     assert callable(obj), f"{page}: {name} is not callable"
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/looking.md"])
+def test_reading_a_results_folder_back_is_documented(page):
+    """The README's Use section and the page on looking at results say how
+    to read a results folder back."""
+    text = (ROOT / page).read_text("utf-8")
+    if page == "README.md":
+        text = text.split("## Use", 1)[1].split("\n## ", 1)[0]
+    assert "`satqm.Results.load(" in text or 'satqm.Results.load("' in text

@@ -155,6 +155,7 @@ def cases() -> st.SearchStrategy[str | bytes]:
     return st.one_of(valid_scenarios().map(as_case), mutated_scenarios())
 
 
+@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -188,6 +189,7 @@ def _run_valid(data: dict[str, Any]) -> satqm.Results:
     return satqm.run(sc)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=int(os.environ.get("SATQM_FUZZ_PROPERTY_EXAMPLES", "200")),
     deadline=None,
@@ -204,6 +206,7 @@ def test_valid_runs_keep_invariants(data: dict[str, Any]) -> None:
     assert invariant_violations(res) == []
 
 
+@pytest.mark.slow
 @settings(
     max_examples=int(os.environ.get("SATQM_FUZZ_DETERMINISM_EXAMPLES", "10")),
     deadline=None,

@@ -151,7 +151,7 @@ _GROWS = textwrap.dedent(
     import sys
     import satqm, satqm._core as core
     text = sys.stdin.read()
-    limit = int(core.estimate_memory(text)["total"] + 4e6)
+    limit = f'{int(core.estimate_memory(text)["total"] + 4e6)} B'
     sim = satqm.Simulation(satqm.Scenario(text, max_memory=limit))
     try:
         sim.run()
@@ -195,7 +195,7 @@ def test_the_cli_reports_the_stop_and_exits_1(tmp_path):
     text = _BACKPRESSURE.format(secs=60, cbr="100 Mbps") + '[[traffic]]\nkind = "bulk"\n'
     path = tmp_path / "grows.toml"
     path.write_text(text)
-    limit = int(core.estimate_memory(text)["total"] + 4e6)
+    limit = f"{int(core.estimate_memory(text)['total'] + 4e6)} B"
     r = subprocess.run(
         [
             sys.executable,
@@ -207,7 +207,7 @@ def test_the_cli_reports_the_stop_and_exits_1(tmp_path):
             str(tmp_path / "o"),
             "--quiet",
             "--max-memory",
-            str(limit),
+            limit,
         ],
         capture_output=True,
         text=True,
@@ -221,7 +221,7 @@ def test_the_cli_reports_the_stop_and_exits_1(tmp_path):
 def test_runs_within_their_estimate_are_not_stopped():
     """A limit just above the estimate: a run that stays within each part of
     it runs to the end."""
-    limit = int(core.estimate_memory(TINY)["total"] + 1)
+    limit = f"{int(core.estimate_memory(TINY)['total'] + 1)} B"
     res = satqm.run(satqm.Scenario(TINY, max_memory=limit))
     assert res.summary()["duration_s"] == 3
 

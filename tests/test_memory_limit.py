@@ -88,11 +88,11 @@ def _estimate(text: str) -> float:
 
 def test_just_over_a_lowered_limit_is_refused_and_passes_when_raised():
     est = _estimate(TINY)
-    below = TINY.replace("seed = 1\n", f"seed = 1\nmax_memory = {math.floor(est * 0.9)}\n")
+    below = TINY.replace("seed = 1\n", f'seed = 1\nmax_memory = "{math.floor(est * 0.9)} B"\n')
     with pytest.raises(satqm.ConfigError) as e:
         satqm.Scenario.from_toml(below)
     assert e.value.path == "simulation" and "raise simulation.max_memory" in e.value.rule
-    above = TINY.replace("seed = 1\n", f"seed = 1\nmax_memory = {math.ceil(est * 1.1)}\n")
+    above = TINY.replace("seed = 1\n", f'seed = 1\nmax_memory = "{math.ceil(est * 1.1)} B"\n')
     satqm.run(satqm.Scenario.from_toml(above), duration=0.2)
     # The override replaces the file's value.
     sc = satqm.Scenario(below, max_memory=f"{est * 1.1 / 1e6:.3f} MB")

@@ -68,7 +68,7 @@ def test_scenario_for_sets_n_and_s():
     info = satqm.Scenario.from_toml(text)
     assert "to = 39" in text and "web_mice" not in text
     assert f21.update_interval(40) == pytest.approx(0.40133, rel=1e-4)
-    assert "update_interval = 0.401333333" in text
+    assert 'update_interval = "0.401333333 s"' in text
     assert info.duration == 50
     with pytest.raises(ValueError):
         f21.scenario_for(41)
@@ -84,7 +84,7 @@ def _with(extra: str) -> str:
     ("extra", "path"),
     [
         ("bogus = 1", "aqm[0].bogus"),
-        ("c1_min = -5", "aqm[0].c1_min"),
+        ('c1_min = "-5 Mbps"', "aqm[0].c1_min"),
         ("w_p = nan", "aqm[0].w_p"),
         ('classifier = "size"', "aqm[0].classifier"),
         ('droptail_kinds = ["elephants"]', "aqm[0].droptail_kinds[0]"),

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 from satqm import experiments
 from satqm.experiments import avq2001
 
@@ -35,6 +36,7 @@ def test_design_rules_come_from_the_library():
     assert 0 < d.pi_b < d.pi_a < 1e-2
 
 
+@pytest.mark.slow
 def test_avq2001_quick(tmp_path):
     report = avq2001.reproduce(tmp_path, quick=True, workers=2)
     text = report.read_text()

@@ -43,6 +43,11 @@ def test_quantities_are_read_by_the_core_parser_and_name_their_key():
     red_s["topology"]["downlink"]["rate"] = "3 furlongs"
     with pytest.raises(satqm.ConfigError, match=r"^topology\.downlink\.rate: unknown unit"):
         models.gateway_ode_parameters(red_s, avqred_s)
+    red_s["topology"]["downlink"]["rate"] = 20e6
+    with pytest.raises(
+        satqm.ConfigError, match=r'^topology\.downlink\.rate: 20000000 has no unit; write "20 Mbps"'
+    ):
+        models.gateway_ode_parameters(red_s, avqred_s)
     d = models.dumbbell_data()
     d["topology"]["access"]["delay"] = {"min": "5 ms", "max": "5 parsecs"}
     with pytest.raises(satqm.ConfigError, match=r"^topology\.access\.delay\.max: unknown unit"):
@@ -59,8 +64,8 @@ def test_gateway_ode_parameters_from_the_packaged_scenarios():
     assert (red["min_th"], red["max_th"], red["w_q"], red["max_p"]) == (60, 120, 0.1, 0.7)
     assert avqred["tau"] == 1.0 and "max_p" not in avqred
     # the defaults are copies: changing one does not change the next
-    red_s["simulation"]["duration"] = 1.0
-    assert models.default_gateway_scenarios()[0]["simulation"]["duration"] != 1.0
+    red_s["simulation"]["duration"] = "1 s"
+    assert models.default_gateway_scenarios()[0]["simulation"]["duration"] != "1 s"
 
 
 def test_gateway_ode_parameters_from_files(tmp_path):

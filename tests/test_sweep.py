@@ -223,7 +223,17 @@ def test_plan_runs_fixed_and_seed_forms():
     sc = satqm.Scenario(dumps(tiny_dict()), duration=1.5, seed=9)
     p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
     assert p0.seed == 9
-    assert tomllib.loads(p0.text)["simulation"]["duration"] == 1.5
+    assert tomllib.loads(p0.text)["simulation"]["duration"] == "1.5 s"
+    # and so is a warm-up override
+    d = tiny_dict()
+    d["simulation"]["warmup"] = "2 s"
+    sc = satqm.Scenario(dumps(d), duration=1.5, warmup=0.5)
+    p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
+    assert tomllib.loads(p0.text)["simulation"]["warmup"] == "0.5 s"
+    # and the links to capture
+    sc = satqm.Scenario(dumps(tiny_dict()), capture=["bottleneck"])
+    p0 = Sweep(sc, {"tcp.recovery": ["sack"]}).points[0]
+    assert tomllib.loads(p0.text)["simulation"]["capture"] == ["bottleneck"]
 
 
 def _refused(match_key: str, **kw) -> satqm.ConfigError:
@@ -253,7 +263,7 @@ def test_bad_values_are_refused_naming_the_key():
     assert "1460.5" in str(e)
     _refused("tcp.recovery", grid={"tcp.recovery": ["newreno", "cubic-ish"]})
     _refused("tcp.ecn", runs=[{"tcp.ecn": "yes"}])
-    _refused("simulation.duration", fixed={"simulation.duration": -1})
+    _refused("simulation.duration", fixed={"simulation.duration": "-1 s"})
     e = _refused("tcp.mss", grid={"tcp.mss": [None]})
     assert "NoneType" in str(e)
     _refused("tcp.mss", grid={"tcp.mss": 1460})  # not a list
@@ -265,6 +275,19 @@ def test_bad_values_are_refused_naming_the_key():
     _refused("seeds", seeds=[-1])
     _refused("seeds", seeds="12")
     _refused("seeds", seeds=10)
+
+
+def test_a_bare_number_on_a_dimensioned_axis_is_refused():
+    e = _refused("topology.bottleneck.delay", grid={"topology.bottleneck.delay": ["50 ms", 270]})
+    assert str(e) == (
+        'topology.bottleneck.delay: 270 (grid): 270 has no unit; write "270 ms" or "270 s"'
+    )
+    e = _refused("simulation.duration", fixed={"simulation.duration": 30})
+    assert 'write "30 ms" or "30 s"' in str(e)
+    # Dimensionless keys take plain numbers, and 0 needs no unit.
+    sw = Sweep(tiny_dict(), {"topology.bottleneck.loss": [0.0, 0.01]},
+               fixed={"simulation.warmup": 0})  # fmt: skip
+    assert len(sw) == 2
 
 
 def test_invalid_combinations_are_refused():
@@ -587,6 +610,52 @@ def test_cli_table_status_dry_run(local_sweep, tmp_path):
     assert r.returncode == 2 and "--out" in r.stderr
 
 
+def test_cli_table_prints_every_metric_asked_for(local_sweep, capsys):
+    from satqm.cli import main
+
+    args = ["sweep", "table", str(local_sweep.out), "--by", "tcp.recovery"]
+    metrics = ["--metric", "utilization_mean", "--metric", "drops_total"]
+    assert main([*args, *metrics]) == 0
+    out = capsys.readouterr().out
+    # one table per metric, a blank line between them
+    assert out == (
+        local_sweep.table("utilization_mean", by="tcp.recovery")
+        + "\n"
+        + local_sweep.table("drops_total", by="tcp.recovery")
+    )
+    assert out.split("\n\n")[1].startswith("| tcp.recovery | n | drops_total (mean) |")
+    assert main([*args, *metrics, "--csv"]) == 0
+    back = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    assert list(back.columns) == ["tcp.recovery", "metric", "n", "mean", "ci95", "std"]
+    assert back["metric"].tolist() == ["utilization_mean"] * 2 + ["drops_total"] * 2
+    one = pd.read_csv(__import__("io").StringIO(local_sweep.table("drops_total", "tcp.recovery",
+                                                                  fmt="csv")))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        back[back["metric"] == "drops_total"].drop(columns="metric").reset_index(drop=True), one
+    )
+    assert main([*args, *metrics, "--metric", "nope"]) == 2
+    assert "'nope' is not a summary metric" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["status", "{dir}", "--retries", "3"], "--retries does not apply to 'satqm sweep status'"),
+        (["status", "{dir}", "--workers", "0"], "--workers does not apply to 'satqm sweep status'"),
+        (["table", "{dir}", "--metric", "m", "--retries", "0"], "--retries does not apply"),
+        (["{file}", "--dry-run", "--metric", "m"], "--metric does not apply to 'satqm sweep FILE'"),
+        (["{file}", "--dry-run", "--csv"], "--csv does not apply to 'satqm sweep FILE'"),
+    ],
+)
+def test_cli_refuses_options_of_another_sweep_command(tmp_path, capsys, args, message):
+    from satqm.cli import main
+
+    f = write_sweep_file(tmp_path, '[grid]\n"tcp.recovery" = ["reno", "sack"]\n')
+    argv = [a.format(dir=tmp_path, file=f) for a in args]
+    assert main(["sweep", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_examples_sweep_file_plans():
     """docs/sweeps.md's first example, on the shipped example scenario."""
     sw = Sweep(DROPTAIL, {"topology.bottleneck.buffer": [100, 400, 800],
@@ -659,6 +728,48 @@ def test_runs_leaving_out_a_key_aggregate(tmp_path):
     assert agg[("utilization_mean", "n")].tolist() == [2, 2]
     table = res.table("utilization_mean")
     assert "| 0.1 |  | 2 |" in table and "| 0.02 | true | 2 |" in table
+
+
+def test_aqm_axes_are_labelled_readably(tmp_path, capsys):
+    """A sweep over [[aqm]] tables labels its rows `bottleneck=pie`, not JSON;
+    labels stay one per value."""
+    from satqm.cli import main
+
+    pie = {"kind": "pie", "at": "bottleneck"}
+    red = {"kind": "red", "at": "bottleneck", "min_th": 5, "max_th": 15}
+    codel = {"kind": "codel", "at": "bottleneck.reverse"}
+    res = sweep(
+        tiny_dict(),
+        {"aqm": [[pie], [red], [pie, codel], []]},
+        fixed={"simulation.duration": "0.5 s"},
+        out=tmp_path / "aqm",
+        workers=0,
+        progress=False,
+    )
+    labels = [
+        "bottleneck=pie",
+        "bottleneck=red(max_th=15, min_th=5)",
+        "bottleneck=pie, bottleneck.reverse=codel",
+        "none",
+    ]
+    assert res.manifest["aqm"].tolist() == labels
+    table = res.table("drops_total")
+    assert [line.split(" | ")[0] for line in table.splitlines()[2:]] == [f"| {x}" for x in labels]
+    assert "{" not in table
+    fig = res.plot("drops_total", x="aqm")
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == labels
+    assert main(["sweep", "status", str(res.out)]) == 0
+    # the run parameters keep the tables themselves
+    assert json.loads((res.run_dir(0) / "params.json").read_text())["params"]["aqm"] == [pie]
+    capsys.readouterr()
+
+
+def test_axis_labels_that_would_clash_fall_back_to_json():
+    a = [{"kind": "red", "at": "b", "n": "x), c=red(n=1"}]
+    b = [{"kind": "red", "at": "b", "n": "x"}, {"kind": "red", "at": "c", "n": 1}]
+    assert store.label(a) == store.label(b) == "b=red(n=x), c=red(n=1)"
+    assert store._column([a, b]) == [store.display(a), store.display(b)]
+    assert store._column([a, []]) == [store.label(a), "none"]
 
 
 def test_cli_on_a_dask_scheduler(local_sweep, dask_client, tmp_path):

@@ -10,15 +10,18 @@ compiler) is not installed, or with SATQM_SKIP_NS3=1.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import satqm
 from satqm.validation import compare
 from satqm.validation import scenarios as S
 from satqm.validation.ns3.run import PARAMS, command_line
+from satqm.validation.ns3.run import summary as ns3_summary
 
 ALL = S.scenarios(quick=True) + S.scenarios(quick=False)
 
@@ -57,7 +60,7 @@ def test_a_changed_parameter_shows_on_one_side_only():
     d = S.make("x", flows=3, aqm="codel")
     text = S.satqm_toml(d)
     d2 = S.make("x", flows=3, aqm="codel")
-    d2["aqm"]["target"] = 0.010
+    d2["aqm"]["target_s"] = 0.010
     assert S.params_from_toml(text) != S.params_from_ns3(_args(d2))
 
 
@@ -86,6 +89,25 @@ def test_rel_diff_and_check():
     assert compare.rel_diff(1.0, 0.0) != compare.rel_diff(1.0, 0.0)  # NaN
     assert compare.checked("droptail-n10-sack") and compare.checked("red-n3")
     assert not compare.checked("pie-n10-sack") and not compare.checked("hetero-red-n10")
+
+
+def test_jain_is_undefined_when_nothing_was_delivered():
+    # Both sides: the comparison's own figure, and the ns-3 program's JSON
+    # (which writes NaN as null) as its summary prints it.
+    assert math.isnan(compare._flow_figures([0.0, 0.0, 0.0])["jain"])
+    res = {
+        "flows": [],
+        "aggregate": {"goodput_bps": 0.0, "jain_index": None},
+        "bottleneck": dict.fromkeys(
+            ("utilization", "utilization_ip", "queue_mean_pkts", "queue_std_pkts"), 0.0
+        )
+        | dict.fromkeys(("tx_packets", "drops", "marks", "error_model_drops", "access_drops"), 0),
+        "params": {},
+        "wall_clock_s": 0.0,
+    }
+    assert "Jain n/a" in ns3_summary(res)
+    src = (Path(compare.__file__).parent / "ns3" / "dumbbell.cc").read_text()
+    assert 'sumG2 > 0 ? sumG * sumG / (nFlows * sumG2) : std::nan("")' in src
 
 
 def _cli(*args, env=None, timeout=120):

@@ -35,8 +35,10 @@ def validate(
     text: str,
     seed: int | None = None,
     duration: float | None = None,
-    max_memory: str | float | None = None,
+    max_memory: str | None = None,
     capture: list[str] | None = None,
+    warmup: float | None = None,
+    capture_side: str | None = None,
 ) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
 
@@ -50,6 +52,8 @@ def estimate_memory(
     seed: int | None = None,
     duration: float | None = None,
     capture: list[str] | None = None,
+    warmup: float | None = None,
+    capture_side: str | None = None,
     host: Literal["python", "rust"] = "python",
 ) -> _MemoryEstimate:
     """The up-front memory estimate of a scenario (bytes), whatever its limit, run
@@ -59,9 +63,9 @@ def estimate_memory(
 def parse_quantity(
     value: str | float, dim: Literal["time", "rate", "bytes"], path: str = "value"
 ) -> float:
-    """A scenario quantity ("290 ms", "10 Mbps", "64 KiB" or a bare number) in
-    base units: seconds, bit/s or bytes; ConfigError naming ``path`` if it
-    cannot be read."""
+    """A scenario quantity ("290 ms", "10 Mbps", "64 KiB"; a number only if it
+    is 0) in base units: seconds, bit/s or bytes; ConfigError naming ``path``
+    if it cannot be read or has no unit."""
 
 class _TimeSeriesColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]
@@ -70,6 +74,7 @@ class _TimeSeriesColumns(TypedDict):
     throughput_bps: npt.NDArray[np.float64]
     queue_packets: npt.NDArray[np.uint32]
     queue_bytes: npt.NDArray[np.uint64]
+    queue_delay_ms: npt.NDArray[np.float64]
     drops: npt.NDArray[np.uint64]
     arrivals: npt.NDArray[np.uint64]
     marks: npt.NDArray[np.uint64]
@@ -93,6 +98,12 @@ class _TimeSeriesColumns(TypedDict):
     aqm_vq2_arrived_bytes: npt.NDArray[np.float64]
     aqm_vq1_delay_s: npt.NDArray[np.float64]
     aqm_vq2_delay_s: npt.NDArray[np.float64]
+
+class _DelayHistColumns(TypedDict):
+    link: npt.NDArray[np.uint32]
+    delay_lo_ns: npt.NDArray[np.uint64]
+    delay_hi_ns: npt.NDArray[np.uint64]
+    packets: npt.NDArray[np.uint64]
 
 class _DropColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]
@@ -162,6 +173,7 @@ class _RawResults(TypedDict):
     bottleneck: str
     drop_reasons: list[str]
     timeseries: _TimeSeriesColumns
+    delay_hist: _DelayHistColumns
     drops: _DropColumns
     cwnd: _CwndColumns
     congestion: _CongestionColumns
@@ -171,7 +183,8 @@ class _RawResults(TypedDict):
     seq_events: list[str]
     summary: dict[str, float]
     packets: _PacketCounts
-    # Each captured link direction: its name, packets written, pcapng bytes.
+    # Each capture file: its name (LINK for a link direction's departures,
+    # LINK.in for its arrivals), packets written, pcapng bytes.
     captures: list[tuple[str, int, bytes]]
 
 @final
@@ -183,8 +196,10 @@ class Simulation:
         text: str,
         seed: int | None = None,
         duration: float | None = None,
-        max_memory: str | float | None = None,
+        max_memory: str | None = None,
         capture: list[str] | None = None,
+        warmup: float | None = None,
+        capture_side: str | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float:

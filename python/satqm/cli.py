@@ -2,11 +2,15 @@
 
 ::
 
-    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--max-memory SIZE] [--quiet] [--no-plot]
-    satqm check SCENARIO [--seed N] [--duration S] [--max-memory SIZE]
+    satqm run SCENARIO --out DIR [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
+                                 [--capture LINK]... [--quiet] [--no-plot]
+    satqm check SCENARIO [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
+    satqm plot {seq,cwnd,link,delay} RUN_DIR [--flow N] [--from S] [--until S] [--link NAME]
+                                             [--out FILE]
+    satqm reproduce NAME --out DIR [--quick] [--workers N] | --list
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
-    satqm sweep table DIR --metric M [--by AXIS]
+    satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]
     satqm validate ns3 [--quick] [--out DIR] [--scenarios NAME,...]
     satqm --version
 
@@ -18,6 +22,7 @@ command line), 130 interrupted. Errors are one line on stderr
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import traceback
 import warnings
@@ -55,6 +60,16 @@ def _seed(text: str) -> int:
     return v
 
 
+def _workers(text: str) -> int:
+    try:
+        v = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be >= 0 (0: in this process)")
+    return v
+
+
 def _seconds(text: str) -> float:
     s = text.strip()
     if s.endswith("s") and not s.endswith("ms"):
@@ -87,9 +102,11 @@ def _load(args: argparse.Namespace):  # -> satqm.Scenario
             text,
             seed=args.seed,
             duration=args.duration,
+            warmup=args.warmup,
             path=path,
             max_memory=getattr(args, "max_memory", None),
             capture=getattr(args, "capture", None),
+            capture_side=getattr(args, "capture_side", None),
         )
     except satqm.ConfigError as e:
         raise CliError(_config_message(path, e, args)) from e
@@ -102,7 +119,18 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     if key == "simulation.seed" and args.seed is not None:
         return f"--seed {args.seed}: {rule}"
     if key == "simulation.duration" and args.duration is not None:
+        warmup_s = getattr(e, "warmup_s", None)
+        if warmup_s is not None:  # not longer than the file's warm-up
+            return (
+                f"--duration {args.duration:g}: not longer than the scenario's {warmup_s:g} s "
+                f"warm-up (simulation.warmup in {path}); add --warmup S with S < "
+                f"{args.duration:g}"
+            )
         return f"--duration {args.duration:g}: {rule}"
+    if key == "simulation.warmup" and args.warmup is not None:
+        if args.duration is not None and args.warmup >= args.duration:
+            return f"--warmup {args.warmup:g}: must be less than --duration {args.duration:g}"
+        return f"--warmup {args.warmup:g}: {rule}"
     max_memory = getattr(args, "max_memory", None)
     if key == "simulation.max_memory" and max_memory is not None:
         return f"--max-memory {max_memory}: {rule}"
@@ -110,12 +138,24 @@ def _config_message(path: Path, e, args: argparse.Namespace) -> str:
     if key.startswith("simulation.capture[") and capture:
         i = int(key[len("simulation.capture[") : -1])
         return f"--capture {capture[i]}: {rule}"
+    capture_side = getattr(args, "capture_side", None)
+    if key == "simulation.capture_side" and capture_side is not None:
+        return f"--capture-side {capture_side}: {rule}"
     if not key:
         return f"{path}: {e}"
     return f"{path}: {key}: {rule}"
 
 
+def _fmt_figure(v: float, spec: str) -> str:
+    """A summary figure formatted by ``spec``, or ``n/a`` where it is
+    undefined (NaN: Jain's index when no flow delivered anything, rates
+    before the warm-up has ended)."""
+    return format(v, spec) if math.isfinite(v) else "n/a"
+
+
 def _fmt_rate(bps: float) -> str:
+    if not math.isfinite(bps):
+        return "n/a"
     for unit, f in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
         if abs(bps) >= f:
             return f"{bps / f:.3f} {unit}"
@@ -180,14 +220,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: The options of `satqm plot` that apply to some figures only: (dest, flag, figures...).
+_PLOT_ONLY = (
+    ("flow", "--flow", "seq"),
+    ("start", "--from", "seq"),
+    ("end", "--until", "seq"),
+    ("link", "--link", "link", "delay"),
+)
+
+
+def _zoom_suffix(start: float | None, end: float | None) -> str:
+    """What a zoomed figure's default file name adds: ``-60-75s``,
+    ``-from-60s``, ``-until-75s``; nothing unzoomed."""
+    if start is not None and end is not None:
+        return f"-{start:g}-{end:g}s"
+    if start is not None:
+        return f"-from-{start:g}s"
+    if end is not None:
+        return f"-until-{end:g}s"
+    return ""
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     import satqm
     from satqm.plots import save_figure
 
+    for dest, flag, *figures in _PLOT_ONLY:
+        if getattr(args, dest) is not None and args.what not in figures:
+            which = " and ".join(f"`satqm plot {f}`" for f in figures)
+            raise CliError(f"{flag} applies to {which} only, not to {args.what}")
+    if args.start is not None and args.end is not None and args.start >= args.end:
+        raise CliError(f"--from {args.start:g} --until {args.end:g}: --from must come first")
     run = Path(args.run_dir)
     if not (run / "summary.json").is_file():
         raise CliError(f"{run}: not a results folder (no summary.json); see `satqm run --out`")
     res = satqm.Results.load(run)
+    # Default names never clash with each other or with the plot.png that
+    # `satqm run` writes: each figure, link and zoom has its own.
     if args.what == "seq":
         if args.flow is None:
             raise CliError("plot seq: give the connection with --flow N")
@@ -195,19 +264,27 @@ def cmd_plot(args: argparse.Namespace) -> int:
             fig = res.plot_seq(args.flow, args.start, args.end)
         except ValueError as e:
             raise CliError(f"--flow {args.flow}: {e}") from None
-        default = run / f"seq-flow{args.flow}.png"
+        default = run / f"seq-flow{args.flow}{_zoom_suffix(args.start, args.end)}.png"
     elif args.what == "cwnd":
         try:
             fig = res.plot_cwnd()
         except ValueError as e:
             raise CliError(f"{run}: {e}") from None
         default = run / "cwnd.png"
-    else:
+    elif args.what == "delay":
+        link = res.bottleneck if args.link is None else args.link
         try:
-            fig = res.plot(args.link)
+            fig = res.plot_delay(link)
         except KeyError as e:
-            raise CliError(f"--link {args.link}: {e.args[0]}") from None
-        default = run / "plot.png"
+            raise CliError(f"--link {link}: {e.args[0]}") from None
+        default = run / f"delay-{link}.png"
+    else:
+        link = res.bottleneck if args.link is None else args.link
+        try:
+            fig = res.plot(link)
+        except KeyError as e:
+            raise CliError(f"--link {link}: {e.args[0]}") from None
+        default = run / f"plot-{link}.png"
     out = Path(args.out) if args.out else default
     try:
         save_figure(fig, out)
@@ -290,12 +367,23 @@ def _print_summary(res, out: Path) -> None:
         row("samples", "none: the run is shorter than one sample interval")
     row(
         f"bottleneck utilization{f' (after {warm:g} s)' if warm else ''}",
-        f"{s['utilization_mean']:.3f} ± {s['utilization_std']:.3f}",
+        f"{_fmt_figure(s['utilization_mean'], '.3f')} ± {_fmt_figure(s['utilization_std'], '.3f')}",
     )
     row("goodput, all flows", _fmt_rate(s["goodput_total_bps"]))
-    row("queue (packets)", f"{s['queue_mean_packets']:.1f} ± {s['queue_std_packets']:.1f}")
+    row(
+        "queue (packets)",
+        f"{_fmt_figure(s['queue_mean_packets'], '.1f')} ± "
+        f"{_fmt_figure(s['queue_std_packets'], '.1f')}",
+    )
+    row(
+        "queueing delay (ms)",
+        f"mean {_fmt_figure(s['queue_delay_mean_ms'], '.3g')}, "
+        f"p95 {_fmt_figure(s['queue_delay_p95_ms'], '.3g')}, "
+        f"p99 {_fmt_figure(s['queue_delay_p99_ms'], '.3g')}",
+    )
     row("drops", f"{int(s['drops_total'])}")
-    row("Jain's fairness index", f"{s['jain_index']:.4f}")
+    row("ECN marks", f"{int(s['marks_total'])}")
+    row("Jain's fairness index", _fmt_figure(s["jain_index"], ".4f"))
     wall = res.wall_time_s or 0.0
     speed = f" ({s['events'] / wall / 1e6:.2f} M events/s)" if wall > 0 else ""
     row("wall time", f"{wall:.2f} s{speed}")
@@ -334,6 +422,13 @@ def _add_scenario_args(p: argparse.ArgumentParser) -> None:
         type=_seconds,
         metavar="S",
         help="simulated seconds (replaces simulation.duration)",
+    )
+    p.add_argument(
+        "--warmup",
+        type=_seconds,
+        metavar="S",
+        help="seconds the summary leaves out at the start (replaces simulation.warmup); "
+        "must be less than the duration",
     )
     p.add_argument(
         "--max-memory",
@@ -388,25 +483,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a packet capture (pcapng) of LINK and its reverse direction to "
         "DIR/capture/; repeat for more links (replaces simulation.capture)",
     )
+    p.add_argument(
+        "--capture-side",
+        metavar="{out,in,both}",
+        help="capture the departures after the links' queues (out, the default: "
+        "LINK.pcapng), the arrivals before them with the drops (in: LINK.in.pcapng), "
+        "or both (replaces simulation.capture_side)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
         "plot",
         parents=[common],
-        help="draw a figure of a results folder: seq, cwnd or link",
-        description="Draw a figure of a results folder written by `satqm run`: "
+        help="draw a figure of a results folder: seq, cwnd, link or delay",
+        description="Draw a figure of a results folder written by `satqm run` and print "
+        "the path of the PNG file written: "
         "seq, the time-sequence graph of one connection (needs simulation.trace_seq); "
         "cwnd, the congestion windows of the flows in simulation.trace_cwnd; "
-        "link, a link's utilization and queue.",
+        "link, a link's utilization, queue and queueing delay; "
+        "delay, the distribution of a link's queueing delay and the delay over time.",
     )
-    p.add_argument("what", choices=["seq", "cwnd", "link"], help="which figure")
+    p.add_argument("what", choices=["seq", "cwnd", "link", "delay"], help="which figure")
     p.add_argument("run_dir", metavar="RUN_DIR", help="results folder")
     p.add_argument("--flow", type=int, metavar="N", help="the connection (for seq)")
-    p.add_argument("--link", metavar="NAME", help="the link (for link; default: the bottleneck)")
-    p.add_argument("--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds")
-    p.add_argument("--until", dest="end", type=_seconds, metavar="S", help="zoom: until S seconds")
     p.add_argument(
-        "--out", metavar="FILE", help="PNG file (default: in RUN_DIR, e.g. seq-flow0.png)"
+        "--link", metavar="NAME", help="the link (for link and delay; default: the bottleneck)"
+    )
+    p.add_argument(
+        "--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds (for seq)"
+    )
+    p.add_argument(
+        "--until", dest="end", type=_seconds, metavar="S", help="zoom: until S seconds (for seq)"
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="PNG file (default: in RUN_DIR, seq-flowN.png, seq-flowN-FROM-UNTILs.png when "
+        "zoomed, cwnd.png, plot-LINK.png, delay-LINK.png)",
     )
     p.set_defaults(func=cmd_plot)
 
@@ -414,7 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         parents=[common],
         help="validate a scenario without running it",
-        description="Validate a scenario file (and any --seed/--duration) without running it.",
+        description="Validate a scenario file (and any --seed, --duration, --warmup, "
+        "--max-memory) without running it.",
     )
     _add_scenario_args(p)
     p.set_defaults(func=cmd_check)
@@ -430,7 +544,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the reproductions")
     p.add_argument("--out", metavar="DIR", help="output folder")
     p.add_argument("--quick", action="store_true", help="fewer seeds and shorter runs")
-    p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: cores)")
+    p.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="worker processes (default: one per CPU; 0 or 1: in this process)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or report echo")
     p.set_defaults(func=cmd_reproduce)
 

@@ -15,14 +15,24 @@ if TYPE_CHECKING:
 
     from satqm.results import Results
 
-__all__ = ["plot_cwnd", "plot_link", "plot_seq", "save_figure", "seq_graph_data"]
+__all__ = [
+    "plot_cwnd",
+    "plot_delay",
+    "plot_link",
+    "plot_seq",
+    "save_figure",
+    "seq_graph_data",
+]
 
 
 def plot_link(results: Results, link: str | None = None) -> Figure:
-    """Utilization (%) and queue length (packets) of one link against time.
+    """Utilization (%), queue length (packets) and queueing delay (ms) of
+    one link against time.
 
-    Two stacked axes sharing the time axis; ``link`` defaults to the
-    bottleneck. The warm-up period, if any, is shaded.
+    Three stacked axes sharing the time axis; ``link`` defaults to the
+    bottleneck. The queueing delay is the mean of the packets that left the
+    buffer in each sample interval (the ``queue_delay_ms`` column). The
+    warm-up period, if any, is shaded.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -31,9 +41,9 @@ def plot_link(results: Results, link: str | None = None) -> Figure:
     data = results.link(name)
     t = data.index.to_numpy()
 
-    fig = Figure(figsize=(8, 5), constrained_layout=True)
+    fig = Figure(figsize=(8, 6.5), constrained_layout=True)
     FigureCanvasAgg(fig)
-    ax_u, ax_q = fig.subplots(2, 1, sharex=True)
+    ax_u, ax_q, ax_d = fig.subplots(3, 1, sharex=True)
 
     ax_u.plot(t, 100.0 * data["utilization"].to_numpy(), lw=0.8, color="C0")
     ax_u.set_ylabel("utilization (%)")
@@ -42,18 +52,19 @@ def plot_link(results: Results, link: str | None = None) -> Figure:
 
     ax_q.plot(t, data["queue_packets"].to_numpy(), lw=0.8, color="C1")
     ax_q.set_ylabel("queue (packets)")
-    ax_q.set_xlabel("time (s)")
     ax_q.set_ylim(bottom=0)
     ax_q.grid(True, alpha=0.3)
 
+    _draw_delay_series(ax_d, data)
+
     warmup = results.scenario.warmup
     if warmup > 0:
-        for ax in (ax_u, ax_q):
+        for ax in (ax_u, ax_q, ax_d):
             ax.axvspan(0, warmup, color="0.9", zorder=0, label="warm-up")
     if len(t):
-        ax_q.set_xlim(0, max(float(t[-1]), results.duration))
+        ax_d.set_xlim(0, max(float(t[-1]), results.duration))
     else:
-        ax_q.set_xlim(0, results.duration or 1.0)
+        ax_d.set_xlim(0, results.duration or 1.0)
         ax_u.text(
             0.5,
             0.5,
@@ -71,6 +82,81 @@ def plot_link(results: Results, link: str | None = None) -> Figure:
             f", mean utilization {100 * measured['utilization'].mean():.1f} %"
             f", mean queue {measured['queue_packets'].mean():.1f} packets"
         )
+    fig.suptitle(title, fontsize="medium")
+    return fig
+
+
+def _draw_delay_series(ax: Any, data: Any) -> None:
+    """The ``queue_delay_ms`` column of one link's time series on ``ax``."""
+    t = data.index.to_numpy()
+    ax.plot(t, data["queue_delay_ms"].to_numpy(), lw=0.8, color="C2")
+    ax.set_ylabel("queueing delay (ms)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+
+
+def plot_delay(results: Results, link: str | None = None) -> Figure:
+    """The queueing delay at one link (default: the bottleneck), in two
+    panels: the cumulative distribution of every packet's delay after the
+    warm-up (from ``Results.delay_cdf``), with its median, 95th and 99th
+    percentiles marked; and the mean delay of the packets that left the
+    buffer in each sample interval against time (``queue_delay_ms``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    name = results.bottleneck if link is None else link
+    cdf = results.delay_cdf(name)
+    data = results.link(name)
+
+    fig = Figure(figsize=(10, 4.5), constrained_layout=True)
+    FigureCanvasAgg(fig)
+    ax_c, ax_t = fig.subplots(1, 2, width_ratios=[1, 1.4])
+
+    if len(cdf):
+        # Steps through each bucket's ends: the fraction at or below a
+        # bucket's lower end is the one before it.
+        lo = cdf["delay_lo_ns"].to_numpy(dtype=float) / 1e6
+        hi = cdf["delay_hi_ns"].to_numpy(dtype=float) / 1e6
+        frac = cdf["fraction"].to_numpy()
+        before = [0.0, *frac[:-1]]
+        xs = [x for pair in zip(lo, hi) for x in pair]
+        ys = [y for pair in zip(before, frac) for y in pair]
+        ax_c.plot(xs, ys, lw=1.0, color="C2")
+        for q, style in ((0.5, ":"), (0.95, "--"), (0.99, "-.")):
+            v = results.delay_quantile(q, name)
+            ax_c.axvline(v, color="0.4", lw=0.8, ls=style, label=f"p{round(q * 100)} {v:.3g} ms")
+        ax_c.legend(loc="lower right", fontsize="small")
+        n = int(cdf["packets"].sum())
+        ax_c.set_title(f"{n:,} packets after the warm-up", fontsize="small")
+    else:
+        ax_c.text(
+            0.5,
+            0.5,
+            "no packet left the buffer\nafter the warm-up",
+            transform=ax_c.transAxes,
+            ha="center",
+            va="center",
+        )
+    ax_c.set_xlabel("queueing delay (ms)")
+    ax_c.set_ylabel("fraction of packets")
+    ax_c.set_ylim(0, 1.02)
+    ax_c.set_xlim(left=0)
+    ax_c.grid(True, alpha=0.3)
+
+    _draw_delay_series(ax_t, data)
+    warmup = results.scenario.warmup
+    if warmup > 0:
+        ax_t.axvspan(0, warmup, color="0.9", zorder=0, label="warm-up")
+    ax_t.set_xlim(0, results.duration or 1.0)
+    ax_t.set_title("mean of each sample interval", fontsize="small")
+
+    title = f"{results.scenario.name}: queueing delay at {name} (seed {results.seed})"
+    if name == results.bottleneck:
+        s = results.summary()
+        mean = s.get("queue_delay_mean_ms", float("nan"))
+        if mean == mean:  # not NaN
+            title += f", mean {mean:.3g} ms, max {s['queue_delay_max_ms']:.3g} ms"
     fig.suptitle(title, fontsize="medium")
     return fig
 

@@ -9,6 +9,7 @@ to run it again:
 ``summary.json``    summary figures, seed, duration, satqm version, link and
                     drop-reason names, packet counts
 ``timeseries.parquet``  one row per monitored link per sample
+``delay_hist.parquet``  each monitored link's histogram of queueing delays
 ``drops.parquet``   one row per dropped or ECN-marked packet (``reason``)
 ``flows.parquet``   one row per flow
 ``cwnd.parquet``    congestion window samples of the traced flows
@@ -53,13 +54,14 @@ DETERMINISTIC_FILES = (
     "scenario.toml",
     "summary.json",
     "timeseries.parquet",
+    "delay_hist.parquet",
     "drops.parquet",
     "flows.parquet",
     "cwnd.parquet",
     "congestion.parquet",
 )
 
-_TABLES = ("timeseries", "drops", "flows", "cwnd", "congestion")
+_TABLES = ("timeseries", "delay_hist", "drops", "flows", "cwnd", "congestion")
 
 #: Why a sender cut its window, by code (the core's `CutKind`).
 CUT_KINDS = ["fast_retransmit", "timeout", "ecn"]
@@ -78,6 +80,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "throughput_bps": _F,
         "queue_packets": _INT,
         "queue_bytes": _INT,
+        "queue_delay_ms": _F,
         "drops": _INT,
         "arrivals": _INT,
         "marks": _INT,
@@ -101,6 +104,12 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "aqm_vq2_arrived_bytes": _F,
         "aqm_vq1_delay_s": _F,
         "aqm_vq2_delay_s": _F,
+    },
+    "delay_hist": {
+        "link": "category",
+        "delay_lo_ns": _INT,
+        "delay_hi_ns": _INT,
+        "packets": _INT,
     },
     "drops": {
         "time_s": _F,
@@ -184,7 +193,9 @@ def _codes(name: str, values: Any, categories: list[str]) -> pd.Categorical:
 
 
 def _fmt(v: float) -> str:
-    """A summary figure for a table cell."""
+    """A summary figure for a table cell (``n/a`` where it is undefined)."""
+    if isinstance(v, float) and math.isnan(v):
+        return "n/a"
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
         return f"{int(v)}"
     return f"{v:.6g}"
@@ -255,9 +266,13 @@ def _scenario_header(scenario: Scenario, seed: int, duration: float) -> str:
             flags.append(f"--seed {ov['seed']}")
         if "duration" in ov:
             flags.append(f"--duration {ov['duration']!r}")
+        if "warmup" in ov:
+            flags.append(f"--warmup {ov['warmup']!r}")
         if "max_memory" in ov:
             flags.append(f"--max-memory {str(ov['max_memory'])!r}")
         flags.extend(f"--capture {name}" for name in ov.get("capture", ()))
+        if "capture_side" in ov:
+            flags.append(f"--capture-side {ov['capture_side']}")
         lines.append(
             "# (overriding the text below); to run it again: satqm run scenario.toml "
             f"{' '.join(flags)} --out DIR"
@@ -284,13 +299,21 @@ class Results:
         One row per monitored link per sample: ``time_s``, ``link``
         (categorical of link names), ``utilization`` (fraction of the sample
         interval the link was busy, in [0, 1]), ``throughput_bps``,
-        ``queue_packets``, ``queue_bytes``, ``drops``, ``arrivals`` and ``marks``
+        ``queue_packets``, ``queue_bytes``, ``queue_delay_ms`` (mean queueing
+        delay of the packets that left the buffer in the interval, NaN if
+        none did), ``drops``, ``arrivals`` and ``marks``
         (counts in the interval), and the
         internals of the AQM acting at the link (NaN where none or not
         applicable): ``aqm_avg`` (RED's average), ``aqm_prob`` (marking
         probability), ``aqm_vq_bytes`` (virtual queue), ``aqm_vcap_bps``
         (virtual capacity), ``aqm_price`` (REM), ``aqm_max_p`` (Adaptive
         RED), ``aqm_qdelay`` (PIE/CoDel queueing delay, s).
+    delay_hist : pandas.DataFrame
+        Each monitored link's queueing delays after the warm-up, as a
+        histogram: one row per non-empty bucket, ``link``, ``delay_lo_ns``
+        and ``delay_hi_ns`` (the bucket's durations, both ends included; a
+        bucket is at most 1/128 of its lower end wide) and ``packets``.
+        :meth:`delay_cdf` turns it into a distribution.
     drops : pandas.DataFrame
         One row per dropped packet: ``time_s``, ``link``, ``flow``, ``index``
         (position among the packets that arrived at that link), ``reason``
@@ -337,8 +360,10 @@ class Results:
         :meth:`traffic_throughput` turns it into rates.
     captures : dict of str to bytes
         The packet captures the run wrote (``simulation.capture``): each
-        captured link direction's name and its pcapng file's bytes.
-        :meth:`save` writes them as ``capture/NAME.pcapng``.
+        file's name and its pcapng bytes. A captured link direction's
+        departures are ``LINK``, its arrivals (``simulation.capture_side``
+        ``"in"`` or ``"both"``) ``LINK.in``. :meth:`save` writes them as
+        ``capture/NAME.pcapng``.
     """
 
     def __init__(
@@ -359,8 +384,16 @@ class Results:
         captures: Mapping[str, bytes] | None = None,
         seq: pd.DataFrame | None = None,
         traffic: pd.DataFrame | None = None,
+        delay_hist: pd.DataFrame | None = None,
     ) -> None:
         self.scenario = scenario
+        if delay_hist is None:
+            import pandas as pd
+
+            cols = {k: [] for k in _SCHEMAS["delay_hist"]}
+            cols["link"] = pd.Categorical([], categories=list(links))
+            delay_hist = _frame("delay_hist", cols)
+        self.delay_hist = delay_hist
         if traffic is None:
             traffic = _frame("traffic", {k: [] for k in _SCHEMAS["traffic"]})
         self.traffic = traffic
@@ -404,6 +437,9 @@ class Results:
         ts["time_s"] = _seconds(ts["time_ns"])
         ts["link"] = _codes("link", ts["link"], links)
 
+        dh = dict(raw["delay_hist"])
+        dh["link"] = _codes("link", dh["link"], links)
+
         dr = dict(raw["drops"])
         dr["time_s"] = _seconds(dr["time_ns"])
         dr["link"] = _codes("link", dr["link"], links)
@@ -445,6 +481,7 @@ class Results:
             captures={str(name): bytes(data) for name, _n, data in raw.get("captures", [])},
             seq=_frame("seq", sq),
             traffic=_frame("traffic", tr),
+            delay_hist=_frame("delay_hist", dh),
         )
 
     # ----- looking -----------------------------------------------------------
@@ -485,12 +522,72 @@ class Results:
         # No samples at all (a run shorter than one sample interval): empty.
         return out
 
+    def delay_cdf(self, link: str | None = None) -> pd.DataFrame:
+        """The distribution of the queueing delays at ``link`` (default: the
+        bottleneck) after the warm-up, from ``delay_hist``: one row per
+        non-empty bucket, shortest first, with ``delay_lo_ns`` and
+        ``delay_hi_ns`` (the bucket's delays, both ends included),
+        ``packets``, and ``fraction``, the share of the packets whose delay
+        is at most ``delay_hi_ns``. Empty if no packet left the buffer after
+        the warm-up. Raises ``KeyError`` for a link that does not exist or
+        is not monitored. :meth:`delay_quantile` reads percentiles from
+        it."""
+        import numpy as np
+        import pandas as pd
+
+        name = self.bottleneck if link is None else link
+        self.link(name)  # the same errors for an unknown or unmonitored link
+        h = self.delay_hist[self.delay_hist["link"] == name].sort_values("delay_lo_ns")
+        packets = h["packets"].to_numpy(dtype=np.int64)
+        total = int(packets.sum())
+        cum = np.cumsum(packets)
+        return pd.DataFrame(
+            {
+                "delay_lo_ns": h["delay_lo_ns"].to_numpy(dtype=np.int64),
+                "delay_hi_ns": h["delay_hi_ns"].to_numpy(dtype=np.int64),
+                "packets": packets,
+                "fraction": cum / total if total else cum.astype(np.float64),
+            }
+        )
+
+    def delay_quantile(self, q: float, link: str | None = None) -> float:
+        """The ``q``-quantile (``0 < q <= 1``) of the queueing delays at
+        ``link`` (default: the bottleneck) after the warm-up, in ms, read
+        from ``delay_hist`` as the core reads its histogram: by nearest rank,
+        the midpoint of the bucket holding the ``ceil(q * n)``-th shortest of
+        the ``n`` delays, within 0.4 % of the exact value; NaN if there are
+        none. The bottleneck's ``queue_delay_p50_ms``, ``_p95_ms`` and
+        ``_p99_ms`` are these, except that the summary's are never above the
+        exact maximum (``queue_delay_max_ms``)."""
+        import numpy as np
+
+        cdf = self.delay_cdf(link)
+        packets = cdf["packets"].to_numpy(dtype=np.int64)
+        n = int(packets.sum())
+        if n == 0:
+            return math.nan
+        rank = min(max(math.ceil(q * n), 1), n)
+        i = int(np.searchsorted(np.cumsum(packets), rank))
+        lo, hi = int(cdf["delay_lo_ns"].iloc[i]), int(cdf["delay_hi_ns"].iloc[i])
+        # The core's arithmetic, so that the figures are the same floats.
+        return (float(lo) + float(hi)) / 2.0 / 1e6
+
     def plot(self, link: str | None = None) -> Figure:
-        """Utilization and queue length of ``link`` (default: the bottleneck)
-        against time, as a matplotlib Figure (no pyplot state involved)."""
+        """Utilization, queue length (packets) and queueing delay (ms) of
+        ``link`` (default: the bottleneck) against time, as a matplotlib
+        Figure (no pyplot state involved)."""
         from satqm.plots import plot_link
 
         return plot_link(self, link)
+
+    def plot_delay(self, link: str | None = None) -> Figure:
+        """The queueing delay at ``link`` (default: the bottleneck): the
+        distribution of every packet's delay after the warm-up, and the mean
+        delay of each sample interval against time. See
+        :func:`satqm.plots.plot_delay`."""
+        from satqm.plots import plot_delay
+
+        return plot_delay(self, link)
 
     def plot_seq(self, flow: int, start: float | None = None, end: float | None = None) -> Figure:
         """The time-sequence graph of connection ``flow`` (which
@@ -587,8 +684,14 @@ class Results:
             ov["seed"] = sc.overrides["seed"]
         if "duration" in sc.overrides:
             ov["duration_s"] = sc.overrides["duration"]
+        if "warmup" in sc.overrides:
+            ov["warmup_s"] = sc.overrides["warmup"]
+        if "max_memory" in sc.overrides:
+            ov["max_memory"] = sc.overrides["max_memory"]
         if "capture" in sc.overrides:
             ov["capture"] = list(sc.overrides["capture"])
+        if "capture_side" in sc.overrides:
+            ov["capture_side"] = sc.overrides["capture_side"]
         return _json_value(
             {
                 "satqm_version": _VERSION,
@@ -696,22 +799,29 @@ class Results:
             duration=ov.get("duration_s"),
             path=d / "scenario.toml",
             capture=ov.get("capture"),
+            warmup=ov.get("warmup_s"),
+            max_memory=ov.get("max_memory"),
+            capture_side=ov.get("capture_side"),
         )
         links = list(doc["links"])
         reasons = list(doc["drop_reasons"])
         frames = {}
         for name in _TABLES:
-            if name == "congestion" and not (d / f"{name}.parquet").exists():
-                continue  # written by satqm before the congestion log existed
+            if name in ("congestion", "delay_hist") and not (d / f"{name}.parquet").exists():
+                continue  # written by satqm before the table existed
             df = pd.read_parquet(d / f"{name}.parquet")
             schema = _SCHEMAS[name]
+            if name == "timeseries" and "queue_delay_ms" not in df:
+                df["queue_delay_ms"] = math.nan  # written before it was measured
             df = df[list(schema)]
             for k, dtype in schema.items():
                 if dtype != "category":
                     df[k] = df[k].astype(dtype)
             frames[name] = df
         # Reapply the full category lists (Parquet keeps only those present).
-        for name in ("timeseries", "drops"):
+        for name in ("timeseries", "drops", "delay_hist"):
+            if name not in frames:
+                continue
             f = frames[name]
             f["link"] = pd.Categorical(f["link"].astype(object), categories=links)
         frames["drops"]["reason"] = pd.Categorical(

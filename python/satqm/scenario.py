@@ -2,8 +2,8 @@
 
 A :class:`Scenario` is the TOML text of a scenario file, checked by the core
 on construction (so a bad file raises :class:`satqm.ConfigError` naming the
-key), plus the seed, duration and memory-limit overrides a command line or a
-sweep applies.
+key), plus the seed, duration, warm-up and memory-limit overrides a command
+line or a sweep applies.
 Running it is :mod:`satqm.simulation`'s job::
 
     import satqm
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from satqm._core import ConfigError, validate
+from satqm._core import ConfigError, parse_quantity, validate
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,15 +58,54 @@ def _check_seed(seed: Any) -> int | None:
     return s
 
 
-def _check_duration(duration: Any) -> float | None:
-    if duration is None:
+def _check_seconds(value: Any, key: str) -> float | None:
+    if value is None:
         return None
-    if isinstance(duration, (bool, str, bytes)):
-        raise config_error("simulation.duration", "must be a number of seconds")
+    if isinstance(value, (bool, str, bytes)):
+        raise config_error(key, "must be a number of seconds")
     try:
-        return float(duration)
+        return float(value)
     except (TypeError, ValueError, OverflowError):
-        raise config_error("simulation.duration", "must be a number of seconds") from None
+        raise config_error(key, "must be a number of seconds") from None
+
+
+def _warmup_conflict(text: str, duration: float) -> ConfigError | None:
+    """The error for a duration given in place of the file's that is not
+    longer than the file's warm-up, or None if that is not what is wrong.
+
+    The error names ``simulation.duration`` (the value the caller gave) and
+    carries the file's warm-up in seconds as ``warmup_s``.
+    """
+    try:
+        sim = tomllib.loads(text).get("simulation")
+        raw = sim.get("warmup") if isinstance(sim, dict) else None
+        if raw is None:
+            return None
+        warmup = parse_quantity(raw, "time", "simulation.warmup")
+    except (tomllib.TOMLDecodeError, ConfigError):
+        return None
+    if warmup < duration:
+        return None
+    err = config_error(
+        "simulation.duration",
+        f"{_fmt_seconds(duration)} is not longer than the scenario's warm-up "
+        f"(simulation.warmup = {_fmt_seconds(warmup)}): give a shorter warm-up as well "
+        "(warmup=)",
+    )
+    err.warmup_s = warmup
+    return err
+
+
+def quantity_text(value: float, unit: str) -> str:
+    """``value`` (in ``unit``) as a scenario quantity that reads back as the
+    same number: ``quantity_text(0.29, "s")`` is ``"0.29 s"``,
+    ``quantity_text(300.0, "s")`` ``"300 s"``. Scenario files give every
+    time, rate and size with its unit (a bare number other than 0 is
+    refused); code that writes scenarios writes them with this."""
+    text = repr(float(value))
+    if text.endswith(".0"):
+        text = text[:-2]
+    return f"{text} {unit}"
 
 
 def _fmt_seconds(s: float) -> str:
@@ -89,8 +128,9 @@ class Scenario:
     path : pathlib.Path or None
         The file it was read from, if any.
     overrides : dict
-        ``{"seed": int, "duration": float}`` for the values given in place of
-        the file's (only the keys that are overridden).
+        The values given in place of the file's, only those given: ``seed``
+        (int), ``duration`` and ``warmup`` (float seconds), ``max_memory``,
+        ``capture`` (tuple of link names).
     """
 
     __slots__ = ("text", "data", "path", "overrides", "_info")
@@ -102,20 +142,40 @@ class Scenario:
         seed: int | None = None,
         duration: float | None = None,
         path: str | os.PathLike[str] | None = None,
-        max_memory: str | float | None = None,
+        max_memory: str | None = None,
         capture: Sequence[str] | None = None,
+        warmup: float | None = None,
+        capture_side: str | None = None,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be str, not {type(text).__name__}")
         seed = _check_seed(seed)
-        duration = _check_duration(duration)
+        duration = _check_seconds(duration, "simulation.duration")
+        warmup = _check_seconds(warmup, "simulation.warmup")
         if capture is not None:
             if isinstance(capture, str) or not all(isinstance(c, str) for c in capture):
                 raise config_error("simulation.capture", "must be a list of link names")
             capture = tuple(capture)
-        info = validate(
-            text, seed, duration, max_memory, None if capture is None else list(capture)
-        )
+        if capture_side is not None and not isinstance(capture_side, str):
+            raise config_error("simulation.capture_side", 'must be "out", "in" or "both"')
+        try:
+            info = validate(
+                text,
+                seed,
+                duration,
+                max_memory,
+                None if capture is None else list(capture),
+                warmup,
+                capture_side,
+            )
+        except ConfigError as e:
+            # A shorter run than the file's warm-up: blame the duration given.
+            path = getattr(e, "path", "")
+            if duration is not None and warmup is None and path == "simulation.warmup":
+                conflict = _warmup_conflict(text, duration)
+                if conflict is not None:
+                    raise conflict from None
+            raise
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:  # the core accepted it; should not happen
@@ -128,18 +188,27 @@ class Scenario:
             self.overrides["seed"] = seed
         if duration is not None:
             self.overrides["duration"] = duration
+        if warmup is not None:
+            self.overrides["warmup"] = warmup
         if max_memory is not None:
             self.overrides["max_memory"] = max_memory
         if capture is not None:
             self.overrides["capture"] = capture
+        if capture_side is not None:
+            self.overrides["capture_side"] = capture_side
         self._info = info
 
     @classmethod
     def from_toml(
-        cls, text: str, *, seed: int | None = None, duration: float | None = None
+        cls,
+        text: str,
+        *,
+        seed: int | None = None,
+        duration: float | None = None,
+        warmup: float | None = None,
     ) -> Scenario:
         """Parse and validate TOML text; raises :class:`satqm.ConfigError`."""
-        return cls(text, seed=seed, duration=duration)
+        return cls(text, seed=seed, duration=duration, warmup=warmup)
 
     @classmethod
     def load(
@@ -148,8 +217,14 @@ class Scenario:
         *,
         seed: int | None = None,
         duration: float | None = None,
+        warmup: float | None = None,
     ) -> Scenario:
         """Read and validate a scenario file (UTF-8 TOML).
+
+        ``seed``, ``duration`` and ``warmup`` (seconds) replace the file's
+        values. A ``duration`` not longer than the file's warm-up is refused
+        (naming ``simulation.duration``) unless a shorter ``warmup`` is
+        given too.
 
         Raises :class:`FileNotFoundError` (an :class:`OSError`) if it cannot be
         read and :class:`satqm.ConfigError` if it is not UTF-8 text or not a
@@ -162,7 +237,7 @@ class Scenario:
             raise config_error(
                 "", f"{p}: not UTF-8 text (byte {e.start} is {e.object[e.start]:#04x})"
             ) from None
-        return cls(text, seed=seed, duration=duration, path=p)
+        return cls(text, seed=seed, duration=duration, path=p, warmup=warmup)
 
     def with_overrides(
         self,
@@ -170,13 +245,22 @@ class Scenario:
         seed: int | None = None,
         duration: float | None = None,
         capture: Sequence[str] | None = None,
+        warmup: float | None = None,
+        capture_side: str | None = None,
     ) -> Scenario:
-        """A copy with the seed, duration (seconds) and/or captured links
-        (``simulation.capture``) replaced.
+        """A copy with the seed, duration, warm-up (seconds), captured links
+        (``simulation.capture``) and/or the side of their queues captured
+        (``simulation.capture_side``) replaced.
 
         Overrides given earlier are kept unless replaced here.
         """
-        if seed is None and duration is None and capture is None:
+        if (
+            seed is None
+            and duration is None
+            and capture is None
+            and warmup is None
+            and capture_side is None
+        ):
             return self
         ov = self.overrides
         return Scenario(
@@ -186,6 +270,8 @@ class Scenario:
             path=self.path,
             max_memory=ov.get("max_memory"),
             capture=capture if capture is not None else ov.get("capture"),
+            warmup=warmup if warmup is not None else ov.get("warmup"),
+            capture_side=capture_side if capture_side is not None else ov.get("capture_side"),
         )
 
     @property
@@ -209,7 +295,8 @@ class Scenario:
 
     @property
     def warmup(self) -> float:
-        """Seconds excluded from the summary statistics."""
+        """Seconds excluded from the summary statistics (override, else the
+        file's, else 0)."""
         return float(self._info["warmup"])
 
     @property
@@ -239,10 +326,15 @@ class Scenario:
 
 
 def load(
-    path: str | os.PathLike[str], *, seed: int | None = None, duration: float | None = None
+    path: str | os.PathLike[str],
+    *,
+    seed: int | None = None,
+    duration: float | None = None,
+    warmup: float | None = None,
 ) -> Scenario:
-    """Read and validate a scenario file; see :class:`Scenario`."""
-    return Scenario.load(path, seed=seed, duration=duration)
+    """Read and validate a scenario file; ``seed``, ``duration`` and ``warmup``
+    (seconds) replace the file's values. See :meth:`Scenario.load`."""
+    return Scenario.load(path, seed=seed, duration=duration, warmup=warmup)
 
 
 def as_scenario(scenario: ScenarioLike) -> Scenario:

@@ -49,8 +49,16 @@ class Simulation:
         seed: int | None = None,
         duration: float | None = None,
         capture: Sequence[str] | None = None,
+        warmup: float | None = None,
+        capture_side: str | None = None,
     ) -> None:
-        sc = as_scenario(scenario).with_overrides(seed=seed, duration=duration, capture=capture)
+        sc = as_scenario(scenario).with_overrides(
+            seed=seed,
+            duration=duration,
+            capture=capture,
+            warmup=warmup,
+            capture_side=capture_side,
+        )
         self.scenario = sc
         ov = sc.overrides
         cap = ov.get("capture")
@@ -60,6 +68,8 @@ class Simulation:
             ov.get("duration"),
             ov.get("max_memory"),
             None if cap is None else list(cap),
+            ov.get("warmup"),
+            ov.get("capture_side"),
         )
         self._wall = 0.0
 
@@ -192,14 +202,25 @@ def run(
     duration: float | None = None,
     progress: bool | Console = False,
     capture: Sequence[str] | None = None,
+    warmup: float | None = None,
+    capture_side: str | None = None,
 ) -> Results:
     """Run a scenario (a :class:`Scenario` or a file path) to the end.
 
-    ``seed``, ``duration`` (seconds) and ``capture`` (links to write a
-    packet capture of) replace the scenario's values.
+    ``seed``, ``duration`` and ``warmup`` (seconds), ``capture`` (links to
+    write a packet capture of) and ``capture_side`` (``"out"``, ``"in"`` or
+    ``"both"``: the departures after the links' queues, the arrivals before
+    them, or both) replace the scenario's values.
     Raises :class:`satqm.ConfigError` for a bad scenario and
     :class:`satqm.SimulationError` if the run fails.
     """
-    sim = Simulation(scenario, seed=seed, duration=duration, capture=capture)
+    sim = Simulation(
+        scenario,
+        seed=seed,
+        duration=duration,
+        capture=capture,
+        warmup=warmup,
+        capture_side=capture_side,
+    )
     sim.run(progress=progress)
     return sim.results()

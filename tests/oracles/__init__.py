@@ -57,6 +57,8 @@ class Oracle:
     defaults: dict[str, Any] = {}
     #: parameters in seconds, held as integer ns
     time_params: tuple[str, ...] = ()
+    #: parameters in bit/s
+    rate_params: tuple[str, ...] = ()
     #: probe keys the spec defines for this algorithm (compared strictly)
     spec_probes: tuple[str, ...] = ()
 
@@ -144,12 +146,15 @@ def _toml_value(v: Any) -> str:
 
 def spec_toml(kind: str, params: dict) -> str:
     """The AQM table as TOML text: ``kind`` and the parameters as given, time
-    parameters written as exact nanosecond strings (``"15000000 ns"``)."""
+    parameters written as exact nanosecond strings (``"15000000 ns"``) and
+    rates in bit/s (``"4000000.0 bps"``)."""
     cls = registry()[kind]
     lines = [f"kind = {_toml_value(kind)}"]
     for k, v in params.items():
         if k in cls.time_params:
             lines.append(f'{k} = "{to_ns(v)} ns"')
+        elif k in cls.rate_params:
+            lines.append(f'{k} = "{_toml_value(float(v))} bps"')
         else:
             lines.append(f"{k} = {_toml_value(v)}")
     return "\n".join(lines) + "\n"

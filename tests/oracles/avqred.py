@@ -39,6 +39,7 @@ class AvqRed(Oracle):
         "mode": "drop",
     }
     time_params = ("measure_interval",)
+    rate_params = ("min_capacity", "max_capacity")
     spec_probes = ("vq_bytes", "vcap_bps", "prob")
 
     def __init__(self, params: dict, rate_bps: int, limit_bytes: int):

@@ -1,9 +1,12 @@
 //! Quantities with units, as scenario files write them, and the range rules
 //! every key shares.
 //!
-//! A quantity is a bare number in base units (bit/s, seconds, bytes) or a
-//! string with a unit: `"10 Mbps"`, `"290 ms"`, `"64 KiB"`. This file reads
-//! them and checks the limits common to all keys (sign, a ceiling per
+//! A quantity is a string with a number and a unit: `"10 Mbps"`, `"290 ms"`,
+//! `"64 KiB"`. A number without a unit is refused, 0 excepted: `delay = 270`
+//! could mean milliseconds or seconds, and read in either, the run is
+//! meaningless rather than wrong in a visible way; the error gives the fix
+//! (`270 has no unit; write "270 ms" or "270 s"`). This file reads
+//! quantities and checks the limits common to all keys (sign, a ceiling per
 //! dimension, whole bytes, probabilities, integer ranges); each error names
 //! the key path it was given. Rules that belong to one key (a warm-up below
 //! the duration, a buffer of at least one MSS) stay with that key's
@@ -19,12 +22,18 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::error::ConfigError;
 use crate::time::{Rate, SimTime};
 
-/// A number, or a string holding a number and a unit.
+/// A quantity as written: a number, or a string holding a number and a unit.
+/// Only [`quantity_value`] and the `quantity_*` readers below give it a value;
+/// they refuse a number other than 0, and a string without a unit.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Quantity {
     Num(f64),
     Text(String),
+    /// A number already in base units, from a caller whose argument names
+    /// the unit (the `--duration` override is in seconds); a file cannot
+    /// write one.
+    Base(f64),
 }
 
 impl<'de> Deserialize<'de> for Quantity {
@@ -33,7 +42,7 @@ impl<'de> Deserialize<'de> for Quantity {
         impl Visitor<'_> for V {
             type Value = Quantity;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number or a string with a unit, such as \"10 Mbps\" or \"290 ms\"")
+                f.write_str("a string with a unit, such as \"10 Mbps\" or \"290 ms\"")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Quantity, E> {
                 Ok(Quantity::Num(v as f64))
@@ -76,8 +85,9 @@ impl Dim {
 }
 
 /// The value of `q` in base units (s, bit/s, bytes), read exactly as a
-/// scenario file's quantities are; errors name `path`. Finite, of any sign:
-/// range rules belong to the key that uses it.
+/// scenario file's quantities are (a unit is required unless the value is
+/// 0); errors name `path`. Finite, of any sign: range rules belong to the
+/// key that uses it.
 pub fn quantity_value(q: &Quantity, dim: Dim, path: &str) -> Result<f64, ConfigError> {
     q.value(dim, path)
 }
@@ -86,7 +96,7 @@ fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {
     let u = unit.trim();
     let f = match dim {
         Dim::Time => match u {
-            "" | "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
             "ms" => 1e-3,
             "us" | "µs" => 1e-6,
             "ns" => 1e-9,
@@ -94,7 +104,7 @@ fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {
             _ => return None,
         },
         Dim::Rate => match u {
-            "" | "bps" | "bit/s" | "b/s" => 1.0,
+            "bps" | "bit/s" | "b/s" => 1.0,
             "kbps" | "Kbps" | "kbit/s" | "Kbit/s" => 1e3,
             "Mbps" | "mbps" | "Mbit/s" => 1e6,
             "Gbps" | "gbps" | "Gbit/s" => 1e9,
@@ -102,7 +112,7 @@ fn unit_factor(dim: Dim, unit: &str) -> Option<f64> {
             _ => return None,
         },
         Dim::Bytes => match u {
-            "" | "B" | "byte" | "bytes" => 1.0,
+            "B" | "byte" | "bytes" => 1.0,
             "kB" | "KB" => 1e3,
             "MB" => 1e6,
             "GB" => 1e9,
@@ -126,7 +136,13 @@ fn dim_units(dim: Dim) -> &'static str {
 impl Quantity {
     fn value(&self, dim: Dim, path: &str) -> Result<f64, ConfigError> {
         let v = match self {
-            Quantity::Num(v) => *v,
+            Quantity::Num(v) => {
+                if v.is_finite() && *v != 0.0 {
+                    return Err(no_unit(&plain(*v), *v, dim, path));
+                }
+                *v
+            }
+            Quantity::Base(v) => *v,
             Quantity::Text(s) => {
                 let s = s.trim();
                 let split = s
@@ -140,16 +156,20 @@ impl Quantity {
                 let n: f64 = num.trim().parse().map_err(|_| {
                     ConfigError::new(path, format!("cannot read {s:?} as a number with a unit"))
                 })?;
-                let f = unit_factor(dim, unit).ok_or_else(|| {
-                    ConfigError::new(
-                        path,
-                        format!(
-                            "unknown unit {:?} (use one of: {})",
-                            unit.trim(),
-                            dim_units(dim)
-                        ),
-                    )
-                })?;
+                let unit = unit.trim();
+                if unit.is_empty() && n.is_finite() && n != 0.0 {
+                    return Err(no_unit(num.trim(), n, dim, path));
+                }
+                let f = if unit.is_empty() {
+                    1.0
+                } else {
+                    unit_factor(dim, unit).ok_or_else(|| {
+                        ConfigError::new(
+                            path,
+                            format!("unknown unit {unit:?} (use one of: {})", dim_units(dim)),
+                        )
+                    })?
+                };
                 n * f
             }
         };
@@ -157,6 +177,67 @@ impl Quantity {
             return Err(ConfigError::new(path, "must be a finite number"));
         }
         Ok(v)
+    }
+}
+
+/// The error for a number written without a unit (`written` as the file
+/// has it, `n` its value), with two ways to write it that the dimension
+/// makes likely: `270 has no unit; write "270 ms" or "270 s"`.
+fn no_unit(written: &str, n: f64, dim: Dim, path: &str) -> ConfigError {
+    let [a, b] = with_units(n, dim);
+    ConfigError::new(
+        path,
+        format!("{written} has no unit; write \"{a}\" or \"{b}\""),
+    )
+}
+
+/// Two readings of a bare number `n`. Times: milliseconds or seconds.
+/// Rates: below 1,000 the number is likely in Mbit/s or kbit/s; from
+/// 1,000 up, likely bit/s, shown in a larger unit too. Sizes: bytes, and
+/// KiB below 1,000 or the same size in a larger unit from 1,000 up.
+fn with_units(n: f64, dim: Dim) -> [String; 2] {
+    let t = short(n);
+    match dim {
+        Dim::Time => [format!("{t} ms"), format!("{t} s")],
+        Dim::Rate if n.abs() < 1e3 => [format!("{t} Mbps"), format!("{t} kbps")],
+        Dim::Rate => {
+            let (f, u) = [(1e12, "Tbps"), (1e9, "Gbps"), (1e6, "Mbps"), (1e3, "kbps")]
+                .into_iter()
+                .find(|(f, _)| n.abs() >= *f)
+                .unwrap_or((1e3, "kbps"));
+            [format!("{} {u}", short(n / f)), format!("{t} bps")]
+        }
+        Dim::Bytes if n.abs() < 1e3 => [format!("{t} B"), format!("{t} KiB")],
+        Dim::Bytes => {
+            const BINARY: [(f64, &str); 3] = [
+                (1024.0 * 1024.0 * 1024.0, "GiB"),
+                (1024.0 * 1024.0, "MiB"),
+                (1024.0, "KiB"),
+            ];
+            const DECIMAL: [(f64, &str); 3] = [(1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
+            let (f, u) = BINARY
+                .into_iter()
+                .find(|(f, _)| n.abs() >= *f && (n / f).fract() == 0.0)
+                .or_else(|| DECIMAL.into_iter().find(|(f, _)| n.abs() >= *f))
+                .unwrap_or((1e3, "kB"));
+            [format!("{t} B"), format!("{} {u}", short(n / f))]
+        }
+    }
+}
+
+/// `v` to nine significant digits, without trailing zeros:
+/// 12.345678000000001 is `12.345678`.
+fn short(v: f64) -> String {
+    plain(format!("{v:.8e}").parse().unwrap_or(v))
+}
+
+/// `v` as people write it: `270`, `0.29`; an exponent only far from 1
+/// (`1e300`).
+fn plain(v: f64) -> String {
+    if v == 0.0 || (1e-6..1e15).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
     }
 }
 
@@ -254,4 +335,122 @@ pub(crate) fn int_in(v: i64, path: &str, lo: i64, hi: i64) -> Result<i64, Config
         ));
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(v: f64, dim: Dim) -> String {
+        match quantity_value(&Quantity::Num(v), dim, "k") {
+            Ok(v) => format!("ok {v}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn text(s: &str, dim: Dim) -> String {
+        match quantity_value(&Quantity::Text(s.into()), dim, "k") {
+            Ok(v) => format!("ok {v}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_bare_number_is_refused_with_the_fix() {
+        assert_eq!(
+            num(270.0, Dim::Time),
+            r#"k: 270 has no unit; write "270 ms" or "270 s""#
+        );
+        assert_eq!(
+            num(0.29, Dim::Time),
+            r#"k: 0.29 has no unit; write "0.29 ms" or "0.29 s""#
+        );
+        assert_eq!(
+            num(20.0, Dim::Rate),
+            r#"k: 20 has no unit; write "20 Mbps" or "20 kbps""#
+        );
+        assert_eq!(
+            num(1e7, Dim::Rate),
+            r#"k: 10000000 has no unit; write "10 Mbps" or "10000000 bps""#
+        );
+        assert_eq!(
+            num(12_345_678.0, Dim::Rate),
+            r#"k: 12345678 has no unit; write "12.345678 Mbps" or "12345678 bps""#
+        );
+        assert_eq!(
+            num(64.0, Dim::Bytes),
+            r#"k: 64 has no unit; write "64 B" or "64 KiB""#
+        );
+        assert_eq!(
+            num(1500.0, Dim::Bytes),
+            r#"k: 1500 has no unit; write "1500 B" or "1.5 kB""#
+        );
+        assert_eq!(
+            num(65536.0, Dim::Bytes),
+            r#"k: 65536 has no unit; write "65536 B" or "64 KiB""#
+        );
+        assert_eq!(
+            num(1e300, Dim::Time),
+            r#"k: 1e300 has no unit; write "1e300 ms" or "1e300 s""#
+        );
+        // The sign is the key's rule, checked once there is a unit.
+        assert_eq!(
+            num(-5.0, Dim::Time),
+            r#"k: -5 has no unit; write "-5 ms" or "-5 s""#
+        );
+    }
+
+    #[test]
+    fn a_string_without_a_unit_is_a_bare_number() {
+        assert_eq!(
+            text(" 270 ", Dim::Time),
+            r#"k: 270 has no unit; write "270 ms" or "270 s""#
+        );
+        assert_eq!(
+            text("1e6", Dim::Bytes),
+            r#"k: 1e6 has no unit; write "1000000 B" or "1 MB""#
+        );
+    }
+
+    #[test]
+    fn zero_needs_no_unit() {
+        for dim in [Dim::Time, Dim::Rate, Dim::Bytes] {
+            assert_eq!(num(0.0, dim), "ok 0");
+            assert_eq!(num(-0.0, dim), "ok -0");
+            assert_eq!(text("0", dim), "ok 0");
+        }
+    }
+
+    #[test]
+    fn units_give_base_units() {
+        assert_eq!(text("270 ms", Dim::Time), "ok 0.27");
+        assert_eq!(text("1.5min", Dim::Time), "ok 90");
+        assert_eq!(text("20 Mbps", Dim::Rate), "ok 20000000");
+        assert_eq!(text("64 KiB", Dim::Bytes), "ok 65536");
+        assert_eq!(
+            text("5 parsecs", Dim::Time),
+            r#"k: unknown unit "parsecs" (use one of: s, ms, us, ns, min)"#
+        );
+        assert_eq!(
+            text("fast", Dim::Rate),
+            r#"k: cannot read "fast" as a number with a unit"#
+        );
+    }
+
+    #[test]
+    fn a_number_in_named_base_units_is_taken_as_it_is() {
+        let q = Quantity::Base(30.0);
+        assert_eq!(quantity_value(&q, Dim::Time, "k").unwrap(), 30.0);
+        let q = Quantity::Base(f64::NAN);
+        assert_eq!(
+            quantity_value(&q, Dim::Time, "k").unwrap_err().to_string(),
+            "k: must be a finite number"
+        );
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_as_before() {
+        assert_eq!(num(f64::NAN, Dim::Time), "k: must be a finite number");
+        assert_eq!(num(f64::INFINITY, Dim::Rate), "k: must be a finite number");
+    }
 }

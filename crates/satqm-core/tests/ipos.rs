@@ -162,7 +162,7 @@ fn a_paced_framed_drr_backbone_delivers_everything_at_its_pace() {
         .replace(
             "at = \"gateway\"\nbuffer = \"1 MB\"",
             "at = \"gateway\"\nbuffer = \"1 MB\"\nscheduling = \"drr\"\npace_rate = \"15 Mbps\"\n\
-             backbone_header = 4\npacket_overhead = 10\nframe_size = 6041\nframe_overhead = 10",
+             backbone_header = 4\npacket_overhead = 10\nframe_size = \"6041 B\"\nframe_overhead = 10",
         );
     let sim = run(&text);
     let ends: Vec<_> = sim

@@ -90,6 +90,37 @@ fn no_rates_before_the_warmup_ends() {
     assert!(s.goodput_total_bps > 9e6 && s.goodput_total_bps <= 10e6);
 }
 
+/// The summary's queueing delays are those of every packet that left the
+/// bottleneck's buffer from the warm-up on, and of no other.
+#[test]
+fn queue_delays_count_every_packet_from_the_warmup_on() {
+    let mut sim = Simulation::from_toml(&three_flows("20 s", "warmup = \"10 s\"")).unwrap();
+    sim.run_until(SimTime::from_ns(10_000_000_000 - 1)).unwrap();
+    let b = sim.bottleneck;
+    let before = sim.links[b.idx()].port.tx_packets_total();
+    sim.run().unwrap();
+    let port = &sim.links[b.idx()].port;
+    let after_warmup = port.tx_packets_total() - before;
+    assert!(after_warmup > 8000, "{after_warmup}");
+    let s = port.sojourns().expect("the bottleneck is measured");
+    assert_eq!(s.histogram().len(), after_warmup);
+    assert_eq!(s.figures().packets, after_warmup);
+    let hist = sim.delay_hist();
+    let rows = (0..hist.link.len()).filter(|&i| hist.link[i] == b.0);
+    assert_eq!(rows.map(|i| hist.packets[i]).sum::<u64>(), after_warmup);
+    let sum = sim.summary();
+    assert!(sum.queue_delay_p50_ms <= sum.queue_delay_p95_ms);
+    assert!(sum.queue_delay_p95_ms <= sum.queue_delay_p99_ms);
+    assert!(sum.queue_delay_p99_ms <= sum.queue_delay_max_ms);
+    // 100 packets of 1,500 bytes ahead at most, 1.2 ms each at 10 Mbit/s.
+    assert!(
+        sum.queue_delay_max_ms <= 120.0,
+        "{}",
+        sum.queue_delay_max_ms
+    );
+    assert!(sum.queue_delay_mean_ms > 1.0, "{}", sum.queue_delay_mean_ms);
+}
+
 /// Three classes on one bottleneck: bulk, CBR and web mice.
 fn classes(trace: bool) -> String {
     dumbbell(

@@ -119,14 +119,14 @@ proptest! {
         cbr in any::<bool>(),
         seed in 0u64..1000,
     ) {
-        let mut traffic = format!("[[traffic]]\nkind = \"bulk\"\nsize = {}\nstart = {{ uniform = [\"0 s\", \"1 s\"] }}\n", size_kb * 1000);
+        let mut traffic = format!("[[traffic]]\nkind = \"bulk\"\nsize = \"{size_kb} kB\"\nstart = {{ uniform = [\"0 s\", \"1 s\"] }}\n");
         if cbr {
             traffic += "[[traffic]]\nkind = \"cbr\"\npairs = 0\nrate = \"2 Mbps\"\nstart = \"0.5 s\"\nstop = \"3 s\"\n";
         }
         let text = dumbbell(
             "30 s",
             pairs,
-            &format!("rate = {}\ndelay = \"{delay_ms} ms\"\nbuffer = {buffer}\nloss = {loss}\nreverse_loss = {}", rate_mbps as u64 * 1_000_000, loss / 2.0),
+            &format!("rate = \"{rate_mbps} Mbps\"\ndelay = \"{delay_ms} ms\"\nbuffer = {buffer}\nloss = {loss}\nreverse_loss = {}", loss / 2.0),
             "rate = \"100 Mbps\"\ndelay = { min = \"1 ms\", max = \"20 ms\" }\nbuffer = 20",
             &format!("recovery = \"{recovery}\"\ndelayed_ack = {delayed_ack}\nmin_rto = \"200 ms\""),
             &traffic,

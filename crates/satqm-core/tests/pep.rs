@@ -16,7 +16,7 @@ fn pep_scenario(size: &str, buffer: &str, access_loss: f64, extra_tcp: &str) -> 
         &format!("rate = \"100 Mbps\"\ndelay = \"10 ms\"\nloss = {access_loss}\nbuffer = 2000"),
         "recovery = \"sack\"",
         &format!(
-            "[[traffic]]\nkind = \"bulk\"\nsize = {size}\n\
+            "[[traffic]]\nkind = \"bulk\"\nsize = \"{size}\"\n\
              [topology.receiver_access]\nrate = \"100 Mbps\"\ndelay = \"10 ms\"\nbuffer = 2000\n\
              [[pep]]\nat = \"left\"\nbuffer = \"{buffer}\"\n[pep.tcp]\n{extra_tcp}"
         ),
@@ -32,7 +32,7 @@ fn sender_of(sim: &Simulation, f: usize) -> &satqm_core::transport::tcp::TcpSend
 
 #[test]
 fn transfer_is_split_acknowledged_locally_and_delivered_whole() {
-    let sim = run(&pep_scenario("5000000", "1 MB", 0.0, ""));
+    let sim = run(&pep_scenario("5 MB", "1 MB", 0.0, ""));
     // Two connections: sender -> PEP (the flow), PEP -> receiver (relay).
     assert_eq!(sim.flows.len(), 2);
     assert_eq!(sim.flows[1].kind.name(), "relay");
@@ -48,7 +48,7 @@ fn transfer_is_split_acknowledged_locally_and_delivered_whole() {
 
 #[test]
 fn pep_buffer_is_bounded_and_back_pressures_the_sender() {
-    let sim = run(&pep_scenario("20000000", "300 kB", 0.0, ""));
+    let sim = run(&pep_scenario("20 MB", "300 kB", 0.0, ""));
     let r = &sim.relays[0];
     assert!(r.peak <= 300_000, "PEP held {} bytes", r.peak);
     assert!(
@@ -66,7 +66,7 @@ fn pep_buffer_is_bounded_and_back_pressures_the_sender() {
 
 #[test]
 fn sender_side_loss_is_repaired_without_a_satellite_retransmission() {
-    let sim = run(&pep_scenario("5000000", "1 MB", 0.01, ""));
+    let sim = run(&pep_scenario("5 MB", "1 MB", 0.01, ""));
     assert_eq!(sim.flows[0].delivered, 5_000_000);
     let up = sender_of(&sim, 0);
     let down = sender_of(&sim, 1);
@@ -111,7 +111,7 @@ fn several_flows_each_get_a_chain_and_conserve_packets() {
 #[test]
 fn fixed_window_backbone_has_no_slow_start() {
     let text = pep_scenario(
-        "3000000",
+        "3 MB",
         "2 MB",
         0.0,
         "cc = \"fixed\"\nfixed_window = \"600 kB\"",

@@ -26,7 +26,7 @@ fn one_flow_fills_a_lossless_path() {
             1,
             "rate = \"10 Mbps\"\ndelay = \"290 ms\"\nbuffer = 1000",
             "rate = \"100 Mbps\"\ndelay = \"5 ms\"",
-            &format!("recovery = \"{recovery}\"\nreceive_buffer = 1000000"),
+            &format!("recovery = \"{recovery}\"\nreceive_buffer = \"1 MB\""),
             "[[traffic]]\nkind = \"bulk\"",
         );
         let sim = run(&text);

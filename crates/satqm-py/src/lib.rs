@@ -69,6 +69,7 @@ fn check_seconds(v: f64, what: &str) -> PyResult<SimTime> {
     Ok(SimTime::from_secs_f64(v))
 }
 
+#[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
 fn scenario(
     py: Python<'_>,
     text: &str,
@@ -76,11 +77,15 @@ fn scenario(
     duration: Option<f64>,
     max_memory: Option<&Bound<'_, PyAny>>,
     capture: Option<Vec<String>>,
+    warmup: Option<f64>,
+    capture_side: Option<String>,
 ) -> PyResult<Scenario> {
     let o = Overrides {
         capture,
+        capture_side,
         seed,
         duration_s: duration,
+        warmup_s: warmup,
         max_memory: max_memory
             .map(|v| quantity(py, v, "simulation.max_memory"))
             .transpose()?,
@@ -88,7 +93,8 @@ fn scenario(
     Scenario::from_toml_overrides(text, &o).map_err(|e| to_py(py, e))
 }
 
-/// A quantity as Python gives it: a string with a unit, or a number.
+/// A quantity as Python gives it: a string with a unit, or a number (which
+/// the core reads as a file's: refused unless it is 0).
 fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Quantity> {
     if let Ok(s) = value.extract::<String>() {
         return Ok(Quantity::Text(s));
@@ -100,13 +106,14 @@ fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Qu
     }
     Err(to_py(
         py,
-        CoreConfigError::new(path, "must be a number or a string with a unit").into(),
+        CoreConfigError::new(path, "must be a string with a unit").into(),
     ))
 }
 
 /// Validate a scenario; returns a few facts about it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
+#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+#[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
@@ -114,8 +121,19 @@ fn validate<'py>(
     duration: Option<f64>,
     max_memory: Option<&Bound<'py, PyAny>>,
     capture: Option<Vec<String>>,
+    warmup: Option<f64>,
+    capture_side: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = scenario(py, text, seed, duration, max_memory, capture)?;
+    let s = scenario(
+        py,
+        text,
+        seed,
+        duration,
+        max_memory,
+        capture,
+        warmup,
+        capture_side,
+    )?;
     // Building checks what needs the topology (link names of AQMs).
     satqm_core::Simulation::new_in(&s, Host::Python).map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
@@ -136,13 +154,16 @@ fn validate<'py>(
 /// `total` (bytes), what the process holds before the run (`base`), and
 /// each part as `(name, bytes, count, what, each)`.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, capture=None, host="python"))]
+#[pyo3(signature = (text, seed=None, duration=None, capture=None, warmup=None, capture_side=None, host="python"))]
+#[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
 fn estimate_memory<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     duration: Option<f64>,
     capture: Option<Vec<String>>,
+    warmup: Option<f64>,
+    capture_side: Option<String>,
     host: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let host = match host {
@@ -154,7 +175,16 @@ fn estimate_memory<'py>(
             )))
         }
     };
-    let s = scenario(py, text, seed, duration, None, capture)?;
+    let s = scenario(
+        py,
+        text,
+        seed,
+        duration,
+        None,
+        capture,
+        warmup,
+        capture_side,
+    )?;
     let est = satqm_core::Simulation::estimate_memory(&s, host);
     let d = PyDict::new(py);
     d.set_item("total", est.total())?;
@@ -167,8 +197,8 @@ fn estimate_memory<'py>(
     Ok(d)
 }
 
-/// A scenario quantity (a number in base units, or a string with a unit such
-/// as "290 ms", "10 Mbps", "64 KiB") in base units: seconds, bit/s or bytes.
+/// A scenario quantity (a string with a unit such as "290 ms", "10 Mbps",
+/// "64 KiB"; a number only if it is 0) in base units: seconds, bit/s or bytes.
 #[pyfunction]
 #[pyo3(signature = (value, dim, path="value"))]
 fn parse_quantity(
@@ -219,7 +249,8 @@ const EVENT_CHUNK: u64 = 2_000_000;
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+    #[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
     fn new(
         py: Python<'_>,
         text: &str,
@@ -227,8 +258,19 @@ impl Simulation {
         duration: Option<f64>,
         max_memory: Option<&Bound<'_, PyAny>>,
         capture: Option<Vec<String>>,
+        warmup: Option<f64>,
+        capture_side: Option<String>,
     ) -> PyResult<Self> {
-        let s = scenario(py, text, seed, duration, max_memory, capture)?;
+        let s = scenario(
+            py,
+            text,
+            seed,
+            duration,
+            max_memory,
+            capture,
+            warmup,
+            capture_side,
+        )?;
         let sim = satqm_core::Simulation::new_in(&s, Host::Python).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
     }
@@ -277,8 +319,10 @@ impl Simulation {
     }
 
     /// All recorded data as dicts of numpy arrays, plus the summary.
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = &self.sim;
+    /// (Mutable: reading the captures writes the last arrival, judged by
+    /// now.)
+    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = &mut self.sim;
         let out = PyDict::new(py);
 
         let links = PyList::new(py, sim.links.iter().map(|l| l.name.as_str()))?;
@@ -290,6 +334,7 @@ impl Simulation {
         )?;
 
         out.set_item("timeseries", table(py, sim.timeseries.columns())?)?;
+        out.set_item("delay_hist", table(py, sim.delay_hist().columns())?)?;
         out.set_item("drops", table(py, sim.drops.columns())?)?;
         out.set_item("cwnd", table(py, sim.cwnd.columns())?)?;
         out.set_item("congestion", table(py, sim.congestion.columns())?)?;

@@ -49,18 +49,18 @@ SCHEDULING = {
 ACCOUNTING = {
     "none": ("", "IP packets carried one for one"),
     "gse": (
-        "packet_overhead = 10\nframe_size = 6041\nframe_overhead = 10\n",
+        'packet_overhead = 10\nframe_size = "6041 B"\nframe_overhead = 10\n',
         "GSE (ETSI TS 102 606): 10-byte header of an unfragmented PDU (2 fixed, 2 protocol "
         "type, 6 label); DVB-S2 normal BBFRAME at code rate 3/4 (ETSI EN 302 307): 6,041-byte "
         "data field, 10-byte BBHEADER",
     ),
     "gse-hc": (
-        "backbone_header = 4\npacket_overhead = 10\nframe_size = 6041\nframe_overhead = 10\n",
+        'backbone_header = 4\npacket_overhead = 10\nframe_size = "6041 B"\nframe_overhead = 10\n',
         "GSE over DVB-S2 as above, and the backbone's 40-byte TCP/IP header compressed to "
         "4 bytes (RFC 1144/RFC 6846-style TCP header compression)",
     ),
     "ule": (
-        "packet_overhead = 8\nframe_size = 184\nframe_overhead = 4\n",
+        'packet_overhead = 8\nframe_size = "184 B"\nframe_overhead = 4\n',
         "ULE (RFC 4326): 4-byte header and 4-byte CRC-32, no destination address; MPEG-2 "
         "transport stream packets of 188 bytes, 4 of header (ISO/IEC 13818-1)",
     ),

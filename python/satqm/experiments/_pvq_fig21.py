@@ -89,8 +89,8 @@ def scenario_for(
     s = update_interval(n)
     s_ns = round(s * 1e9)
     text = text.replace("pairs = { from = 0, to = 19 }", f"pairs = {{ from = 0, to = {n - 1} }}")
-    text = re.sub(r'update_interval = "[^"]*"', f"update_interval = {s_ns / 1e9!r}", text)
-    text = re.sub(r'sample_interval = "[^"]*"', f"sample_interval = {s_ns / 4e9!r}", text)
+    text = re.sub(r'update_interval = "[^"]*"', f'update_interval = "{s_ns / 1e9!r} s"', text)
+    text = re.sub(r'sample_interval = "[^"]*"', f'sample_interval = "{s_ns / 4e9!r} s"', text)
     text = set_run(text, duration=duration, warmup=warmup)
     text = re.sub(
         r"trace_cwnd = \[[^\]]*\]",

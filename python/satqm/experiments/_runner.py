@@ -70,7 +70,7 @@ def run_all(
         if progress:
             progress(done, len(runs))
 
-    n = workers or min(len(todo), os.cpu_count() or 1)
+    n = workers if workers is not None else min(len(todo), os.cpu_count() or 1)
     execute(todo, store, report=report, workers=n if n > 1 else 0)
     if failed:
         raise RunFailed(f"{len(failed)} of {len(runs)} runs failed:\n" + "\n".join(failed))

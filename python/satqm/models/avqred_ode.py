@@ -322,7 +322,7 @@ def read_gateway_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"source must be an existing CSV file, got {str(path)!r}")
-    return _check_samples(pd.read_csv(p))
+    return _check_samples(pd.read_csv(p, float_precision="round_trip"))
 
 
 def _check_samples(df: pd.DataFrame) -> pd.DataFrame:

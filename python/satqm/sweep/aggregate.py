@@ -197,29 +197,54 @@ class SweepResult:
 
     def table(
         self,
-        metric: str,
+        metric: str | Sequence[str],
         by: str | Sequence[str] | None = None,
         fmt: str = "markdown",
         digits: int = 4,
     ) -> str:
-        """One metric's mean ± 95 % CI per group, as a Markdown or CSV table.
+        """Mean ± 95 % CI per group of one metric, or of each of a list of
+        metrics, as Markdown or CSV.
 
-        Columns: the ``by`` axes, ``n``, ``mean``, ``ci95``, ``std``.
-        Markdown rounds to ``digits`` significant digits; CSV keeps full
-        precision.
+        Columns: the ``by`` axes, ``n``, ``mean``, ``ci95``, ``std``. For a
+        list of metrics, Markdown gives one such table per metric, in order,
+        separated by a blank line; CSV gives one table with a ``metric``
+        column after the axes. Markdown rounds to ``digits`` significant
+        digits; CSV keeps full precision.
         """
         if fmt not in ("markdown", "csv"):
             raise ValueError(f"fmt must be 'markdown' or 'csv', not {fmt!r}")
+        if isinstance(metric, str):
+            flat, cols = self._flat(metric, by)
+            if fmt == "csv":
+                return flat.to_csv(index=False, lineterminator="\n")
+            return self._markdown(flat, cols, metric, digits)
+        ms = list(dict.fromkeys(self._metrics(metric)))
+        if not ms:
+            raise ValueError("no metric given")
+        if fmt == "markdown":
+            return "\n".join(self._markdown(*self._flat(m, by), m, digits) for m in ms)
+        import pandas as pd
+
+        parts = []
+        for m in ms:
+            flat, cols = self._flat(m, by)
+            parts.append(flat.assign(metric=m))
+        long = pd.concat(parts, ignore_index=True)[[*cols, "metric", "n", "mean", "ci95", "std"]]
+        return long.to_csv(index=False, lineterminator="\n")
+
+    def _flat(self, metric: str, by: str | Sequence[str] | None) -> tuple[pd.DataFrame, list[str]]:
+        """One metric's aggregate as a flat table: the group columns, then
+        ``n``, ``mean``, ``ci95``, ``std``; and the names of the group columns."""
         agg = self.aggregate(by, [metric])
         cols = self._by(by)
         flat = agg[metric].reset_index()
         if not cols:
             flat = flat.rename(columns={"index": "group"})
             cols = ["group"]
-        flat = flat[[*cols, "n", "mean", "ci95", "std"]]
-        if fmt == "csv":
-            return flat.to_csv(index=False, lineterminator="\n")
+        return flat[[*cols, "n", "mean", "ci95", "std"]], cols
 
+    @staticmethod
+    def _markdown(flat: pd.DataFrame, cols: list[str], metric: str, digits: int) -> str:
         def cell(v: Any) -> str:
             if isinstance(v, float):
                 return "" if math.isnan(v) else f"{v:.{digits}g}"

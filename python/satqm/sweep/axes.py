@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from satqm.scenario import Scenario, config_error
+from satqm.scenario import Scenario, config_error, quantity_text
 from satqm.sweep.canonical_toml import dumps
 from satqm.sweep.keys import check_writable, fmt, parse_key, plain
 
@@ -126,7 +126,7 @@ def seed_list(seeds: Any) -> list[int] | None:
 
 def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
     """The base scenario (if a file or Scenario) and its parsed data, with a
-    Scenario's seed/duration overrides written in."""
+    Scenario's overrides written in."""
     if isinstance(base, Mapping):
         data = copy.deepcopy(plain(dict(base)))
         try:
@@ -146,9 +146,13 @@ def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
     data = copy.deepcopy(sc.data)
     sim = data.setdefault("simulation", {})
     if "duration" in sc.overrides:
-        sim["duration"] = float(sc.overrides["duration"])
+        sim["duration"] = quantity_text(sc.overrides["duration"], "s")
+    if "warmup" in sc.overrides:
+        sim["warmup"] = quantity_text(sc.overrides["warmup"], "s")
     if "seed" in sc.overrides:
         sim["seed"] = int(sc.overrides["seed"])
     if "max_memory" in sc.overrides:
         sim["max_memory"] = sc.overrides["max_memory"]
+    if "capture" in sc.overrides:
+        sim["capture"] = list(sc.overrides["capture"])
     return sc, data

@@ -5,7 +5,7 @@
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
                                [--retries N] [--quiet] [--plots] [--dry-run]
     satqm sweep status DIR
-    satqm sweep table DIR --metric M [--by AXIS]... [--csv]
+    satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]
 
 Registered by :mod:`satqm.cli`; errors are raised as :class:`SweepCliError`,
 which it reports like its own (exit 2 bad input, 1 runs failed, 130
@@ -27,7 +27,7 @@ EXIT_INTERRUPTED = 130
 USAGE = """\
 satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F] [options]
        satqm sweep status DIR
-       satqm sweep table DIR --metric M [--by AXIS]... [--csv]"""
+       satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]"""
 
 
 class SweepCliError(Exception):
@@ -86,7 +86,6 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentPa
     run.add_argument(
         "--retries",
         type=_workers,
-        default=2,
         metavar="N",
         help="times a run whose worker died is tried again (default 2)",
     )
@@ -96,7 +95,13 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentPa
         "--dry-run", action="store_true", help="check the sweep and list its runs; run nothing"
     )
     tab = p.add_argument_group("table")
-    tab.add_argument("--metric", metavar="M", help="summary metric to tabulate")
+    tab.add_argument(
+        "--metric",
+        action="append",
+        metavar="M",
+        help="summary metric to tabulate (repeatable: one table per metric; with --csv, "
+        "one table with a metric column)",
+    )
     tab.add_argument(
         "--by",
         action="append",
@@ -119,10 +124,13 @@ def run(args: argparse.Namespace) -> int:
         raise SweepCliError(
             f"unexpected argument {args.folder!r} (usage: satqm sweep FILE --out DIR)"
         )
+    _only(args, "FILE", allowed=_RUN_OPTS)
     return _run(args)
 
 
-_RUN_OPTS = ("out", "workers", "scheduler", "scheduler_file", "plots", "quiet", "dry_run")
+_RUN_OPTS = (
+    "out", "workers", "scheduler", "scheduler_file", "retries", "plots", "quiet", "dry_run",
+)  # fmt: skip
 _TABLE_OPTS = ("metric", "by", "csv")
 
 
@@ -131,7 +139,7 @@ def _only(args: argparse.Namespace, what: str, allowed: tuple[str, ...]) -> None
         if name in allowed:
             continue
         v = getattr(args, name)
-        if v not in (None, False):
+        if v is not None and v is not False:  # 0 is given (--workers 0)
             flag = "--" + name.replace("_", "-")
             raise SweepCliError(f"{flag} does not apply to 'satqm sweep {what}'")
 
@@ -234,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
             out,
             workers=args.workers,
             client=client,
-            retries=args.retries,
+            retries=2 if args.retries is None else args.retries,
             progress=progress,
             plot=args.plots,
         )
@@ -352,8 +360,9 @@ def _table(d: Path, args: argparse.Namespace) -> int:
         raise SweepCliError(
             "--metric M is required; metrics: " + ", ".join(res.metrics or ["(none yet)"])
         )
+    metric = args.metric[0] if len(args.metric) == 1 else args.metric
     try:
-        text = res.table(args.metric, by=args.by, fmt="csv" if args.csv else "markdown")
+        text = res.table(metric, by=args.by, fmt="csv" if args.csv else "markdown")
     except KeyError as e:
         raise SweepCliError(str(e.args[0])) from None
     sys.stdout.write(text)

@@ -95,8 +95,8 @@ class Sweep:
     ----------
     base : Scenario, path, or dict
         The scenario every run starts from (a :class:`satqm.Scenario`, a
-        scenario file, or a parsed scenario as a dict). Its seed and
-        duration overrides are kept.
+        scenario file, or a parsed scenario as a dict). Its overrides
+        (seed, duration, warm-up, memory limit, captured links) are kept.
     grid : dict, optional
         ``{axis key: [values]}``: every combination is run (the first key
         varies slowest).

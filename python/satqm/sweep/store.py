@@ -495,7 +495,11 @@ def run_status(out: Path, rid: str) -> str:
 
 def _column(values: Sequence[Any]) -> Any:
     """Values of one axis as one typed column (``None``: a key an explicit
-    run left out where the base has no value; missing in the column)."""
+    run left out where the base has no value; missing in the column).
+
+    Numbers and booleans stay typed, other values become text: their
+    :func:`label`, or their :func:`display` for every value of the axis if
+    two different values would share a label."""
     import numpy as np
     import pandas as pd
 
@@ -509,7 +513,40 @@ def _column(values: Sequence[Any]) -> Any:
         return np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
     if all(isinstance(v, str) for v in present):
         return list(values)  # pandas infers its string dtype
-    return [None if v is None else display(v) for v in values]
+    texts = [None if v is None else display(v) for v in values]
+    labels = [None if v is None else label(v) for v in values]
+    if len(set(labels) - {None}) == len(set(texts) - {None}):  # one label per value
+        return labels
+    return texts
+
+
+def label(v: Any) -> str:
+    """An axis value as a short readable text.
+
+    A table with a ``kind`` (an ``[[aqm]]`` or ``[[traffic]]`` entry) is
+    ``AT=KIND``, its other keys after it in parentheses, sorted:
+    ``bottleneck=pie``, ``bottleneck=red(max_p=0.1, min_th=5)``; a list of
+    such tables joins theirs with ", " (``bottleneck=pie, access[0]=red``),
+    and is ``none`` when empty. Anything else is its :func:`display`.
+    """
+    if _is_kind_table(v):
+        return _table_label(v)
+    if isinstance(v, (list, tuple)) and all(_is_kind_table(t) for t in v):
+        return ", ".join(_table_label(t) for t in v) if v else "none"
+    return display(v)
+
+
+def _is_kind_table(v: Any) -> bool:
+    return isinstance(v, Mapping) and isinstance(v.get("kind"), str)
+
+
+def _table_label(t: Mapping[str, Any]) -> str:
+    at = t.get("at")
+    head = f"{at}={t['kind']}" if isinstance(at, str) else str(t["kind"])
+    rest = sorted(k for k in t if k != "kind" and not (k == "at" and isinstance(at, str)))
+    if not rest:
+        return head
+    return head + "(" + ", ".join(f"{k}={display(t[k])}" for k in rest) + ")"
 
 
 def display(v: Any) -> str:

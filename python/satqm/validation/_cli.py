@@ -27,6 +27,8 @@ class ValidateCliError(Exception):
 
 def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add ``validate`` to the ``satqm`` subcommands; returns its parser."""
+    from satqm.validation.scenarios import FULL_DURATION_S, QUICK_DURATION_S
+
     p = sub.add_parser(
         "validate",
         parents=[common],
@@ -39,7 +41,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument(
         "--quick",
         action="store_true",
-        help="the quick subset, 120 s runs (a few minutes on 2 cores)",
+        help=f"the quick subset, {QUICK_DURATION_S:g} s runs instead of the full set's "
+        f"{FULL_DURATION_S:g} s (a few minutes on 2 cores)",
     )
     p.add_argument(
         "--out",

@@ -2,7 +2,7 @@
 
 A scenario is a plain dict (see :func:`make`)::
 
-    {"name": "red-n3", "flows": 3, "duration_s": 200.0, "warmup_s": 20.0,
+    {"name": "red-n3", "flows": 3, "duration_s": 200.0, "warmup_s": 50.0,
      "bottleneck": {"rate_bps": 10e6, "delay_s": 0.29, "buffer_packets": 800, "loss": 0.0},
      "access": {"rate_bps": 100e6, "delays_s": [0.005, ...], "rx_delay_s": 0.005},
      "tcp": {"recovery": "newreno", "mss": 1460, ...},
@@ -33,6 +33,9 @@ import random
 import sys
 from typing import Any
 
+from satqm._core import parse_quantity
+from satqm.scenario import quantity_text
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -41,7 +44,8 @@ else:  # pragma: no cover
 MSS = 1460
 PACKET = MSS + 40  # IP bytes of a full data segment (no TCP options)
 
-#: The bottleneck AQMs, by name: satqm [[aqm]] parameters (ns-3 gets the same values).
+#: The bottleneck AQMs, by name: satqm [[aqm]] parameters (ns-3 gets the same values);
+#: a name ending in ``_s`` is a time in seconds, the key without it.
 AQMS: dict[str, dict[str, Any]] = {
     "droptail": {"kind": "droptail"},
     # RED in packet mode; thresholds 50/150 packets (60/180 ms at 10 Mbit/s,
@@ -72,19 +76,19 @@ AQMS: dict[str, dict[str, Any]] = {
         "max_p": 0.1,
         "alpha": 0.01,
         "beta": 0.9,
-        "interval": 0.5,
+        "interval_s": 0.5,
         "mean_packet_size": PACKET,
     },
     "pie": {
         "kind": "pie",
-        "target": 0.015,
-        "t_update": 0.015,
+        "target_s": 0.015,
+        "t_update_s": 0.015,
         "alpha": 0.125,
         "beta": 1.25,
-        "max_burst": 0.150,
+        "max_burst_s": 0.150,
         "mean_packet_size": PACKET,
     },
-    "codel": {"kind": "codel", "target": 0.005, "interval": 0.100, "mtu": PACKET},
+    "codel": {"kind": "codel", "target_s": 0.005, "interval_s": 0.100, "mtu": PACKET},
 }
 
 TCP_DEFAULTS: dict[str, Any] = {
@@ -185,6 +189,12 @@ def _name(aqm: str, n: int, recovery: str) -> str:
     return f"{aqm}-n{n}" + ("-sack" if recovery == "sack" else "")
 
 
+#: Simulated seconds of each run of the full set, and the warm-up its
+#: figures leave out (they are measured over the rest).
+FULL_DURATION_S, FULL_WARMUP_S = 300.0, 60.0
+#: The same for the quick set (``satqm validate ns3 --quick``).
+QUICK_DURATION_S, QUICK_WARMUP_S = 200.0, 50.0
+
 #: The quick set: (aqm, flows, recovery, replicates).
 _QUICK: list[tuple[str, int, str, int]] = [
     # 1: DropTail. NewReno without SACK (ns-3's own behaviour differs after a
@@ -212,7 +222,7 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
     their ``group`` and are averaged in the report."""
     out: list[dict[str, Any]] = []
     if quick:
-        dur, warm = 200.0, 50.0
+        dur, warm = QUICK_DURATION_S, QUICK_WARMUP_S
         for aqm, n, rec, reps in _QUICK:
             name = _name(aqm, n, rec)
             base = make(name, flows=n, aqm=aqm, recovery=rec, duration_s=dur, warmup_s=warm)
@@ -241,7 +251,7 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
             out += _replicated(base, 2)
         return out
 
-    dur, warm = 300.0, 60.0
+    dur, warm = FULL_DURATION_S, FULL_WARMUP_S
     for aqm in ("droptail", "red", "red-gentle", "ared", "pie", "codel"):
         for n in (1, 3, 10, 50):
             for rec in ("newreno", "sack"):
@@ -325,6 +335,23 @@ def _toml_value(v: Any) -> str:
     raise TypeError(f"cannot write {type(v).__name__} as TOML")
 
 
+def _seconds(v: float) -> str:
+    return _toml_value(quantity_text(v, "s"))
+
+
+def _rate(bps: float) -> str:
+    """A rate in Mbit/s when that reads back as the same number of bit/s."""
+    text = quantity_text(bps / 1e6, "Mbps")
+    exact = parse_quantity(text, "rate") == float(bps)
+    return _toml_value(text if exact else quantity_text(bps, "bps"))
+
+
+def _aqm_line(key: str, v: Any) -> str:
+    if key.endswith("_s"):
+        return f"{key[:-2]} = {_seconds(v)}"
+    return f"{key} = {_toml_value(v)}"
+
+
 def satqm_toml(d: dict[str, Any]) -> str:
     """The satqm scenario (TOML text) of a description."""
     b, a, t, q = d["bottleneck"], d["access"], d["tcp"], d["aqm"]
@@ -333,10 +360,10 @@ def satqm_toml(d: dict[str, Any]) -> str:
         f"name = {_toml_value(d['name'].replace('/', '-'))}",
         "",
         "[simulation]",
-        f"duration = {_toml_value(d['duration_s'])}",
+        f"duration = {_seconds(d['duration_s'])}",
         f"seed = {d['seed']}",
-        f"sample_interval = {_toml_value(d['sample_interval_s'])}",
-        f"warmup = {_toml_value(d['warmup_s'])}",
+        f"sample_interval = {_seconds(d['sample_interval_s'])}",
+        f"warmup = {_seconds(d['warmup_s'])}",
         "trace_cwnd = [0]",
         "",
         "[topology]",
@@ -344,18 +371,18 @@ def satqm_toml(d: dict[str, Any]) -> str:
         f"pairs = {d['flows']}",
         "",
         "[topology.access]",
-        f"rate = {_toml_value(a['rate_bps'])}",
-        f"delay = {_toml_value([float(x) for x in a['delays_s']])}",
+        f"rate = {_rate(a['rate_bps'])}",
+        f"delay = [{', '.join(_seconds(x) for x in a['delays_s'])}]",
         "buffer = 100000",
         "",
         "[topology.receiver_access]",
-        f"rate = {_toml_value(a['rate_bps'])}",
-        f"delay = {_toml_value(float(a['rx_delay_s']))}",
+        f"rate = {_rate(a['rate_bps'])}",
+        f"delay = {_seconds(a['rx_delay_s'])}",
         "buffer = 100000",
         "",
         "[topology.bottleneck]",
-        f"rate = {_toml_value(b['rate_bps'])}",
-        f"delay = {_toml_value(b['delay_s'])}",
+        f"rate = {_rate(b['rate_bps'])}",
+        f"delay = {_seconds(b['delay_s'])}",
         f"buffer = {int(b['buffer_packets'])}",
         "reverse_buffer = 100000",
     ]
@@ -368,18 +395,18 @@ def satqm_toml(d: dict[str, Any]) -> str:
         f"mss = {t['mss']}",
         f"initial_window = {t['initial_window']}",
         f"delayed_ack = {_toml_value(t['delayed_ack'])}",
-        f"delayed_ack_timeout = {_toml_value(t['delayed_ack_timeout_s'])}",
-        f"min_rto = {_toml_value(t['min_rto_s'])}",
-        f"initial_rto = {_toml_value(t['initial_rto_s'])}",
+        f"delayed_ack_timeout = {_seconds(t['delayed_ack_timeout_s'])}",
+        f"min_rto = {_seconds(t['min_rto_s'])}",
+        f"initial_rto = {_seconds(t['initial_rto_s'])}",
         f"window_scaling = {_toml_value(t['window_scaling'])}",
-        f"receive_buffer = {t['receive_buffer']}",
+        f"receive_buffer = {_toml_value(quantity_text(t['receive_buffer'], 'B'))}",
         f"handshake = {_toml_value(t['handshake'])}",
     ]
     if q["kind"] != "droptail":
         lines += ["", "[[aqm]]", f"kind = {_toml_value(q['kind'])}", 'at = "bottleneck"']
-        lines += [f"{k} = {_toml_value(v)}" for k, v in q.items() if k != "kind"]
+        lines += [_aqm_line(k, v) for k, v in q.items() if k != "kind"]
     for i, st in enumerate(d["starts_s"]):
-        lines += ["", "[[traffic]]", 'kind = "bulk"', f"pairs = {i}", f"start = {_toml_value(st)}"]
+        lines += ["", "[[traffic]]", 'kind = "bulk"', f"pairs = {i}", f"start = {_seconds(st)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -447,7 +474,7 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
                 gentle=True,
                 aredAuto=False,
                 aredAdaptMaxP=True,
-                aredInterval=q["interval"],
+                aredInterval=q["interval_s"],
                 aredAlpha=q["alpha"],
                 aredBeta=q["beta"],
                 aredTop=0.5,
@@ -455,20 +482,24 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
             )
     elif kind == "pie":
         p.update(
-            pieTarget=q["target"],
-            pieTupdate=q["t_update"],
-            pieMaxBurst=q["max_burst"],
+            pieTarget=q["target_s"],
+            pieTupdate=q["t_update_s"],
+            pieMaxBurst=q["max_burst_s"],
             pieDqRate=False,
             attrs=f"ns3::PieQueueDisc::A={q['alpha']};ns3::PieQueueDisc::B={q['beta']}",
         )
     elif kind == "codel":
-        p.update(codelTarget=q["target"], codelInterval=q["interval"])
+        p.update(codelTarget=q["target_s"], codelInterval=q["interval_s"])
     # experiments only: ns-3 settings toggled on one side (docs/validation.md)
     p.update(d.get("ns3_extra", {}))
     return p
 
 
 # ----- reading both back (for the consistency test and the report) -------------------
+
+
+def _time(q: Any) -> float:
+    return parse_quantity(q, "time")
 
 
 def params_from_toml(text: str) -> dict[str, Any]:
@@ -481,28 +512,28 @@ def params_from_toml(text: str) -> dict[str, Any]:
     delays = topo["access"]["delay"]
     starts = [0.0] * flows
     for tr in doc["traffic"]:
-        starts[int(tr["pairs"])] = float(tr["start"])
+        starts[int(tr["pairs"])] = _time(tr["start"])
     out: dict[str, Any] = {
         "flows": flows,
-        "duration_s": float(sim["duration"]),
-        "warmup_s": float(sim["warmup"]),
-        "sample_interval_s": float(sim["sample_interval"]),
-        "bottleneck_rate_bps": float(b["rate"]),
-        "bottleneck_delay_s": float(b["delay"]),
+        "duration_s": _time(sim["duration"]),
+        "warmup_s": _time(sim["warmup"]),
+        "sample_interval_s": _time(sim["sample_interval"]),
+        "bottleneck_rate_bps": parse_quantity(b["rate"], "rate"),
+        "bottleneck_delay_s": _time(b["delay"]),
         "buffer_waiting_packets": int(b["buffer"]),
         "loss": float(b.get("loss", 0.0)),
-        "access_rate_bps": float(topo["access"]["rate"]),
-        "access_delays_s": [float(x) for x in delays],
-        "rx_delay_s": float(topo["receiver_access"]["delay"]),
+        "access_rate_bps": parse_quantity(topo["access"]["rate"], "rate"),
+        "access_delays_s": [_time(x) for x in delays],
+        "rx_delay_s": _time(topo["receiver_access"]["delay"]),
         "sack": tcp["recovery"] == "sack",
         "mss": int(tcp["mss"]),
         "initial_window": int(tcp["initial_window"]),
         "delayed_ack": bool(tcp["delayed_ack"]),
-        "delayed_ack_timeout_s": float(tcp["delayed_ack_timeout"]),
-        "min_rto_s": float(tcp["min_rto"]),
-        "initial_rto_s": float(tcp["initial_rto"]),
+        "delayed_ack_timeout_s": _time(tcp["delayed_ack_timeout"]),
+        "min_rto_s": _time(tcp["min_rto"]),
+        "initial_rto_s": _time(tcp["initial_rto"]),
         "window_scaling": bool(tcp["window_scaling"]),
-        "receive_buffer": int(tcp["receive_buffer"]),
+        "receive_buffer": int(parse_quantity(tcp["receive_buffer"], "bytes")),
         "starts_s": starts,
         "aqm": aqm["kind"],
     }
@@ -521,21 +552,21 @@ def params_from_toml(text: str) -> dict[str, Any]:
             out.update(
                 alpha=float(aqm["alpha"]),
                 beta=float(aqm["beta"]),
-                interval_s=float(aqm["interval"]),
+                interval_s=_time(aqm["interval"]),
             )
     elif kind == "pie":
         out.update(
-            target_s=float(aqm["target"]),
-            t_update_s=float(aqm["t_update"]),
+            target_s=_time(aqm["target"]),
+            t_update_s=_time(aqm["t_update"]),
             alpha=float(aqm["alpha"]),
             beta=float(aqm["beta"]),
-            max_burst_s=float(aqm["max_burst"]),
+            max_burst_s=_time(aqm["max_burst"]),
             mean_packet_size=int(aqm["mean_packet_size"]),
         )
     elif kind == "codel":
         out.update(
-            target_s=float(aqm["target"]),
-            interval_s=float(aqm["interval"]),
+            target_s=_time(aqm["target"]),
+            interval_s=_time(aqm["interval"]),
             mtu=int(aqm["mtu"]),
         )
     return out

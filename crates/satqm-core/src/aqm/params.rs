@@ -122,10 +122,7 @@ impl ParamTable {
             Some(toml::Value::String(s)) => Ok(Some(Quantity::Text(s))),
             Some(other) => Err(ConfigError::new(
                 path,
-                format!(
-                    "must be a number or a string with a unit, got {}",
-                    other.type_str()
-                ),
+                format!("must be a string with a unit, got {}", other.type_str()),
             )),
         }
     }

@@ -180,7 +180,7 @@ mod tests {
             "traffic[0].atsp: is not used by traffic of kind \"bulk\""
         );
         assert_eq!(
-            err(&with("atsp = { w_max = 5 }\nsize = 1000")),
+            err(&with("atsp = { w_max = 5 }\nsize = \"1000 B\"")),
             "traffic[0].size: is not used by traffic of kind \"atsp\""
         );
     }

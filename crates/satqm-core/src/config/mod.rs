@@ -42,15 +42,20 @@ pub use traffic::{StartSpec, Traffic, TrafficKind};
 use raw::RawTcp;
 
 /// Values that replace the file's, as a command line's `--seed`,
-/// `--duration` and `--max-memory` do.
+/// `--duration`, `--warmup` and `--max-memory` do.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub seed: Option<u64>,
+    /// `simulation.duration` in seconds: a number, the unit being in the name.
     pub duration_s: Option<f64>,
-    /// `simulation.max_memory`, as written ("16 GB" or a number of bytes).
+    /// `simulation.warmup` in seconds: a number, the unit being in the name.
+    pub warmup_s: Option<f64>,
+    /// `simulation.max_memory`, as written ("16 GB").
     pub max_memory: Option<Quantity>,
     /// `simulation.capture`: the links to capture, replacing the file's.
     pub capture: Option<Vec<String>>,
+    /// `simulation.capture_side`, replacing the file's.
+    pub capture_side: Option<String>,
 }
 
 /// A validated scenario, ready to build.
@@ -97,8 +102,7 @@ impl Scenario {
         let o = Overrides {
             seed,
             duration_s,
-            max_memory: None,
-            capture: None,
+            ..Overrides::default()
         };
         Scenario::from_toml_overrides(text, &o)
     }
@@ -113,13 +117,19 @@ impl Scenario {
             raw.simulation.seed = Some(s);
         }
         if let Some(d) = o.duration_s {
-            raw.simulation.duration = Quantity::Num(d);
+            raw.simulation.duration = Quantity::Base(d);
+        }
+        if let Some(w) = o.warmup_s {
+            raw.simulation.warmup = Some(Quantity::Base(w));
         }
         if let Some(m) = &o.max_memory {
             raw.simulation.max_memory = Some(m.clone());
         }
         if let Some(c) = &o.capture {
             raw.simulation.capture = Some(c.clone());
+        }
+        if let Some(c) = &o.capture_side {
+            raw.simulation.capture_side = Some(c.clone());
         }
         Ok(Scenario::from_raw(&raw)?)
     }
@@ -189,5 +199,58 @@ kind = "bulk"
             Err(e) => format!("other: {e}"),
             Ok(_) => "ok".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::BASE;
+    use super::{Overrides, Scenario};
+    use crate::error::Error;
+    use crate::time::SimTime;
+
+    /// The scenario, or its validation error as the user sees it.
+    fn with(text: &str, o: Overrides) -> Result<Scenario, String> {
+        Scenario::from_toml_overrides(text, &o).map_err(|e| match e {
+            Error::Config(c) => c.to_string(),
+            e => format!("other: {e}"),
+        })
+    }
+
+    #[test]
+    fn warmup_override_replaces_the_files() {
+        let text = BASE.replace(
+            "duration = \"10 s\"",
+            "duration = \"100 s\"\nwarmup = \"60 s\"",
+        );
+        // A shorter run than the file's warm-up is refused...
+        let short = Overrides {
+            duration_s: Some(30.0),
+            ..Overrides::default()
+        };
+        assert_eq!(
+            with(&text, short.clone()).unwrap_err(),
+            "simulation.warmup: must be less than simulation.duration"
+        );
+        // ...unless the warm-up is replaced as well.
+        let s = with(
+            &text,
+            Overrides {
+                warmup_s: Some(10.0),
+                ..short
+            },
+        )
+        .unwrap();
+        assert_eq!(s.duration, SimTime::from_secs_f64(30.0));
+        assert_eq!(s.warmup, SimTime::from_secs_f64(10.0));
+        // A warm-up alone is checked against the file's duration.
+        let long = Overrides {
+            warmup_s: Some(100.0),
+            ..Overrides::default()
+        };
+        assert_eq!(
+            with(&text, long).unwrap_err(),
+            "simulation.warmup: must be less than simulation.duration"
+        );
     }
 }

@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn backbone_keys() {
-        let s = Scenario::from_toml(&pep("scheduling = \"drr\"\npace_rate = \"20 Mbps\"\nbackbone_header = 4\npacket_overhead = 10\nframe_size = 6041\nframe_overhead = 10")).unwrap();
+        let s = Scenario::from_toml(&pep("scheduling = \"drr\"\npace_rate = \"20 Mbps\"\nbackbone_header = 4\npacket_overhead = 10\nframe_size = \"6041 B\"\nframe_overhead = 10")).unwrap();
         let p = &s.pep[0];
         assert_eq!(p.tcp.header, 4);
         assert_eq!(p.backbone.order, HeldOrder::Drr { quantum: 1464 });
@@ -194,7 +194,7 @@ mod tests {
             "pep[0].scheduling: unknown scheduling \"wfq\" (known: fifo, drr)"
         );
         assert_eq!(
-            err(&pep("quantum = 1500")),
+            err(&pep("quantum = \"1500 B\"")),
             "pep[0].quantum: is used only with scheduling = \"drr\""
         );
         assert_eq!(

@@ -90,6 +90,8 @@ pub struct RawSimulation {
     pub trace_seq: Option<Vec<i64>>,
     /// Links to write a packet capture (pcapng) of.
     pub capture: Option<Vec<String>>,
+    /// Which side of the links' queues to capture: "out", "in" or "both".
+    pub capture_side: Option<String>,
     /// The capture's time window.
     pub capture_from: Option<Quantity>,
     pub capture_until: Option<Quantity>,
@@ -511,5 +513,49 @@ mod tests {
             err(&BASE.replace("buffer = 800", "buffer = { packets = 3, bits = 4 }"))
                 .starts_with("topology.bottleneck.buffer: a buffer size")
         );
+    }
+
+    #[test]
+    fn a_number_without_a_unit_is_refused_with_the_fix() {
+        let cases = [
+            (
+                BASE.replace("delay = \"290 ms\"", "delay = 270"),
+                r#"topology.bottleneck.delay: 270 has no unit; write "270 ms" or "270 s""#,
+            ),
+            (
+                BASE.replace("\"10 Mbps\"", "20"),
+                r#"topology.bottleneck.rate: 20 has no unit; write "20 Mbps" or "20 kbps""#,
+            ),
+            (
+                BASE.replace("duration = \"10 s\"", "duration = 10"),
+                r#"simulation.duration: 10 has no unit; write "10 ms" or "10 s""#,
+            ),
+            (
+                BASE.replace("buffer = 800", "buffer = { bytes = 65536 }"),
+                r#"topology.bottleneck.buffer.bytes: 65536 has no unit; write "65536 B" or "64 KiB""#,
+            ),
+            (
+                format!("{BASE}size = 1500\n"),
+                r#"traffic[0].size: 1500 has no unit; write "1500 B" or "1.5 kB""#,
+            ),
+            (
+                format!("{BASE}start = {{ uniform = [0, 2] }}\n"),
+                r#"traffic[0].start.uniform[1]: 2 has no unit; write "2 ms" or "2 s""#,
+            ),
+            (
+                format!("{BASE}[tcp]\nmin_rto = 1\n"),
+                r#"tcp.min_rto: 1 has no unit; write "1 ms" or "1 s""#,
+            ),
+            (
+                format!("{BASE}[[aqm]]\nkind = \"codel\"\nat = \"bottleneck\"\ntarget = 5\n"),
+                r#"aqm[0].target: 5 has no unit; write "5 ms" or "5 s""#,
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(err(&text), want);
+        }
+        // 0 is the same in every unit.
+        let zero = BASE.replace("duration = \"10 s\"", "duration = \"10 s\"\nwarmup = 0");
+        assert_eq!(err(&format!("{zero}start = 0\n")), "ok");
     }
 }

@@ -2,7 +2,7 @@
 //! sampler records, the warm-up the summary leaves out, and which flows'
 //! congestion windows are traced.
 
-use crate::capture::CaptureSpec;
+use crate::capture::{CaptureSpec, Side};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 use crate::units::{int_in, quantity_bytes, quantity_time, Quantity};
@@ -109,7 +109,7 @@ fn drop_log_rows(v: Option<&RawLogDrops>) -> Result<u64, ConfigError> {
 /// Wireshark accepts).
 const MAX_SNAPLEN: i64 = 262_144;
 
-/// `simulation.capture` and its window and snap length. The link names are
+/// `simulation.capture` and its side, window and snap length. The link names are
 /// checked against the topology when the network is built.
 pub(super) fn capture(
     sim: &RawSimulation,
@@ -117,6 +117,7 @@ pub(super) fn capture(
 ) -> Result<Option<CaptureSpec>, ConfigError> {
     let Some(links) = &sim.capture else {
         for (set, key) in [
+            (sim.capture_side.is_some(), "simulation.capture_side"),
             (sim.capture_from.is_some(), "simulation.capture_from"),
             (sim.capture_until.is_some(), "simulation.capture_until"),
             (sim.capture_snaplen.is_some(), "simulation.capture_snaplen"),
@@ -138,6 +139,15 @@ pub(super) fn capture(
             ));
         }
     }
+    let side = match &sim.capture_side {
+        None => Side::default(),
+        Some(name) => Side::parse(name).ok_or_else(|| {
+            ConfigError::new(
+                "simulation.capture_side",
+                format!("must be \"out\", \"in\" or \"both\", got {name:?}"),
+            )
+        })?,
+    };
     let from = match &sim.capture_from {
         Some(q) => quantity_time(q, "simulation.capture_from", true)?,
         None => SimTime::ZERO,
@@ -158,6 +168,7 @@ pub(super) fn capture(
     };
     Ok(Some(CaptureSpec {
         links: links.clone(),
+        side,
         from,
         until,
         snaplen,
@@ -237,7 +248,7 @@ mod tests {
     #[test]
     fn run_settings_are_bounded() {
         assert_eq!(
-            err(&BASE.replace("duration = \"10 s\"", "duration = 1e300")),
+            err(&BASE.replace("duration = \"10 s\"", "duration = \"1e300 s\"")),
             "simulation.duration: must be at most 1e6 s"
         );
         assert_eq!(
@@ -290,6 +301,18 @@ mod tests {
         assert_eq!(
             with("capture = [\"bottleneck\"]\ncapture_snaplen = 10"),
             "simulation.capture_snaplen: must be between 64 and 262144"
+        );
+        assert_eq!(
+            with("capture_side = \"in\""),
+            "simulation.capture_side: needs simulation.capture (the links to capture)"
+        );
+        assert_eq!(
+            with("capture = [\"bottleneck\"]\ncapture_side = \"both\""),
+            "ok"
+        );
+        assert_eq!(
+            with("capture = [\"bottleneck\"]\ncapture_side = \"after\""),
+            "simulation.capture_side: must be \"out\", \"in\" or \"both\", got \"after\""
         );
         assert_eq!(
             with("capture = [\"a\", \"a\"]"),

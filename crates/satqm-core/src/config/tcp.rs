@@ -320,7 +320,7 @@ mod tests {
         let t = bulk_tcp(&format!("{BASE}\n[tcp]\ninitial_ssthresh = \"64 KB\"\n"));
         assert_eq!(t.initial_ssthresh, Some(64_000));
         assert_eq!(
-            err(&format!("{BASE}\n[tcp]\ninitial_ssthresh = 100\n")),
+            err(&format!("{BASE}\n[tcp]\ninitial_ssthresh = \"100 B\"\n")),
             "tcp.initial_ssthresh: must be at least two MSS (RFC 5681)"
         );
         assert_eq!(
@@ -361,7 +361,7 @@ mod tests {
         // must hold the MSS an override sets.
         assert_eq!(
             err(&format!(
-                "{BASE}\n[traffic.tcp]\nmss = 2000\n\n[tcp]\nreceive_buffer = 1500\n"
+                "{BASE}\n[traffic.tcp]\nmss = 2000\n\n[tcp]\nreceive_buffer = \"1500 B\"\n"
             )),
             "traffic[0].tcp.receive_buffer: must hold at least one MSS"
         );

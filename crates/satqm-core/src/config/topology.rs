@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn errors_name_the_key() {
         assert_eq!(
-            err(&BASE.replace("\"10 Mbps\"", "-5")),
+            err(&BASE.replace("\"10 Mbps\"", "\"-5 Mbps\"")),
             "topology.bottleneck.rate: must be > 0"
         );
         assert_eq!(

@@ -453,23 +453,25 @@ mod tests {
     #[test]
     fn keys_of_other_kinds_are_refused_by_name() {
         assert_eq!(
-            err(&with("kind = \"bulk\"\nrate = 5")),
+            err(&with("kind = \"bulk\"\nrate = \"5 Mbps\"")),
             "traffic[0].rate: is not used by traffic of kind \"bulk\""
         );
         assert_eq!(
-            err(&with("kind = \"cbr\"\nrate = 5\nsize = 10")),
+            err(&with("kind = \"cbr\"\nrate = \"5 Mbps\"\nsize = \"10 B\"")),
             "traffic[0].size: is not used by traffic of kind \"cbr\""
         );
         assert_eq!(
             err(&with(
-                "kind = \"web\"\nconnections = 2\npairs = 1\nrate = 5"
+                "kind = \"web\"\nconnections = 2\npairs = 1\nrate = \"5 Mbps\""
             )),
             "traffic[0].rate: is not used by traffic of kind \"web\""
         );
         // The first key in the checking order is reported, and keys of one
         // known kind go before an unknown kind.
         assert_eq!(
-            err(&with("kind = \"ftpx\"\nthink_time = 1\narrival_rate = 1")),
+            err(&with(
+                "kind = \"ftpx\"\nthink_time = \"1 s\"\narrival_rate = 1"
+            )),
             "traffic[0].arrival_rate: is not used by traffic of kind \"ftpx\""
         );
     }
@@ -481,7 +483,7 @@ mod tests {
             "traffic[0].rate: is required for cbr traffic"
         );
         assert_eq!(
-            err(&with("kind = \"short\"\nsize = 1000")),
+            err(&with("kind = \"short\"\nsize = \"1000 B\"")),
             "traffic[0].arrival_rate: is required for short flows"
         );
         assert_eq!(

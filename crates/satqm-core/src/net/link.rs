@@ -75,9 +75,12 @@ pub struct Link {
     /// ACKs the other), so this spares a division per packet.
     last_tx: SimTime,
     last_size: u32,
-    /// Whether a packet capture records this link: the transmitter tells
-    /// the sink of every packet it sends.
-    pub captured: bool,
+    /// Whether a packet capture records this link's departures: the
+    /// transmitter tells the sink of every packet it sends.
+    pub tap_out: bool,
+    /// Whether a packet capture records this link's arrivals: the sink
+    /// hears of every packet that reaches the port.
+    pub tap_in: bool,
     /// Random delays, erasures or framing: the transmitter needs `extra`.
     special: bool,
     /// Whether the periodic sampler records this link.
@@ -136,7 +139,8 @@ impl Link {
             last_size: 0,
             from,
             to,
-            captured: false,
+            tap_out: false,
+            tap_in: false,
             special: extra.special(),
             monitored,
             port,
@@ -201,6 +205,12 @@ impl Link {
         monitor: Option<QueueView>,
         sink: &mut impl PortSink,
     ) {
+        // The sink hears of the arrival before the port judges it, on the
+        // one path: a second path with its own call of `admit` would leave
+        // `admit` out of line on every hop.
+        if self.tap_in {
+            sink.arriving(pkt);
+        }
         let local = pkt.src == self.from;
         let admitted = self
             .port
@@ -248,7 +258,7 @@ impl Link {
                 self.last_tx = self.rate.tx_time(pkt.size);
             }
             let end = self.port.start_tx(now, self.last_tx, pkt.size);
-            if self.captured {
+            if self.tap_out {
                 sink.transmitted(pkt, false);
             }
             let t = end + self.delay;
@@ -282,7 +292,7 @@ impl Link {
         };
         let end = self.port.start_tx(now, self.rate.tx_time(wire), pkt.size);
         let erased = x.loss > 0.0 && x.rng.chance(x.loss);
-        if self.captured {
+        if self.tap_out {
             sink.transmitted(pkt, erased);
         }
         if erased {

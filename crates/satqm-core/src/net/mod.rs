@@ -4,7 +4,8 @@
 //! link's [`Port`] (`port.rs`: AQM verdict, ECN-or-drop, backpressure,
 //! buffer limit), which either queues it or passes it to the transmitter;
 //! the transmitter puts it on the delay line (`link.rs`); at the far end the
-//! simulation forwards it by [`Routes`] or delivers it.
+//! simulation forwards it by [`Routes`] or delivers it. A monitored port
+//! measures each packet's queueing delay (`sojourn.rs`).
 
 pub mod delay_line;
 pub mod drop;
@@ -13,6 +14,7 @@ pub mod held;
 pub mod link;
 pub mod port;
 pub mod routing;
+pub mod sojourn;
 
 pub use delay_line::DelayLine;
 pub use drop::DropReason;
@@ -21,6 +23,7 @@ pub use held::{Held, HeldOrder};
 pub use link::{DelayModel, Link};
 pub use port::{PlacedAqm, Port, PortSample, PortSink};
 pub use routing::Routes;
+pub use sojourn::{DelayFigures, DelayHistogram, Sojourns};
 
 #[cfg(test)]
 mod backbone_tests;

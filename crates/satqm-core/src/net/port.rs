@@ -26,6 +26,7 @@
 //! pacing live in `held.rs`.)
 
 use super::held::Held;
+use super::sojourn::Sojourns;
 use super::DropReason;
 use crate::aqm::{Aqm, Outcome, PacketMeta, QueueView, Verdict};
 use crate::engine::Event;
@@ -102,6 +103,10 @@ pub trait PortSink {
     /// The transmitter of a captured link started sending `pkt` (and the
     /// link erased it, if `erased`).
     fn transmitted(&mut self, _pkt: &Packet, _erased: bool) {}
+    /// `pkt` reaches the port of a link whose arrivals are captured (called
+    /// before the port judges it: if the port refuses it, [`log`](Self::log)
+    /// follows).
+    fn arriving(&mut self, _pkt: &Packet) {}
 }
 
 /// The counters a port updates for every packet. Totals run from the
@@ -141,6 +146,9 @@ struct PortCold {
     /// (a paced port may also have stale ones pending later: see
     /// [`Port::wake`]).
     wake_at: SimTime,
+    /// The queueing delays of the packets leaving the buffer, on a port
+    /// the sampler records (`Port::measured`).
+    sojourns: Option<Box<Sojourns>>,
 }
 
 /// One sampling interval of a port, read by the sampler.
@@ -154,6 +162,9 @@ pub struct PortSample {
     pub drops: u64,
     pub arrivals: u64,
     pub marks: u64,
+    /// Mean queueing delay of the packets that left the buffer in the
+    /// interval, ns (NaN if none did, or the port is not measured).
+    pub delay_mean_ns: f64,
 }
 
 /// An output port: the buffer in front of a link's transmitter.
@@ -183,6 +194,9 @@ pub struct Port {
     backpressure: bool,
     /// Some AQM watches this port's departures (`cold.watchers`).
     watched: bool,
+    /// Each departing packet's queueing delay is recorded
+    /// (`cold.sojourns`).
+    measured: bool,
     /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
     /// (Its length comes first and ends the first cache line.)
     queue: Buffer,
@@ -211,6 +225,7 @@ impl Port {
             txdone_pending: false,
             backpressure,
             watched: false,
+            measured: false,
             queue: Buffer::default(),
             bytes: 0,
             limit,
@@ -248,6 +263,31 @@ impl Port {
     pub fn add_watcher(&mut self, a: AqmId) {
         self.cold.watchers.push(a);
         self.watched = true;
+    }
+
+    /// Record the queueing delay of every packet leaving the buffer; those
+    /// leaving at or after `from` (the end of the warm-up) count in the
+    /// run's figures. Before any packet arrives.
+    pub fn measure_sojourns(&mut self, from: SimTime) {
+        self.cold.sojourns = Some(Box::new(Sojourns::new(from)));
+        self.measured = true;
+    }
+
+    /// The queueing delays measured here, if the port is measured.
+    pub fn sojourns(&self) -> Option<&Sojourns> {
+        self.cold.sojourns.as_deref()
+    }
+
+    /// A packet leaves the buffer for the transmitter at `now` after
+    /// `sojourn`: recorded on a measured port. Its flag, in the first cache
+    /// line, spares the others a look at `cold`.
+    #[inline(always)]
+    fn left_buffer(&mut self, now: SimTime, sojourn: SimTime) {
+        if self.measured {
+            if let Some(s) = self.cold.sojourns.as_deref_mut() {
+                s.record(now, sojourn);
+            }
+        }
     }
 
     /// Replace the buffer's structure (RED+Tail's virtual queues), before
@@ -418,6 +458,7 @@ impl Port {
                         .expect("a red_tail port has parallel queues")
                         .served_directly(c, now, pkt.size);
                 }
+                self.left_buffer(now, SimTime::ZERO);
                 return Admitted::Transmit(index);
             }
             return Admitted::Done;
@@ -590,8 +631,10 @@ impl Port {
             if self.backpressure {
                 self.admit_held(now, sink);
             }
-            let (verdict, ecn) = self.notify_departure(now, rate, now - q.enqueued_at, aqms);
+            let sojourn = now - q.enqueued_at;
+            let (verdict, ecn) = self.notify_departure(now, rate, sojourn, aqms);
             if self.act(verdict, ecn, &mut q.pkt, q.index, sink).admitted() {
+                self.left_buffer(now, sojourn);
                 *out = q.pkt;
                 return Some(q.index);
             }
@@ -716,6 +759,10 @@ impl Port {
             drops: k.drops_since_sample,
             arrivals: c.arrivals - k.arrivals_at_sample,
             marks: k.marks_since_sample,
+            delay_mean_ns: k
+                .sojourns
+                .as_deref_mut()
+                .map_or(f64::NAN, Sojourns::take_interval_mean_ns),
         };
         k.arrivals_at_sample = c.arrivals;
         k.tx_bytes_at_sample = c.tx_bytes_total;
@@ -742,6 +789,7 @@ mod layout_tests {
     fn the_idle_path_is_one_cache_line() {
         assert_eq!(size_of::<Port>(), 128);
         assert!(offset_of!(Port, watched) < 56);
+        assert!(offset_of!(Port, measured) < 56);
         // `Buffer` is `repr(C)` with its length first.
         assert_eq!(offset_of!(Port, queue), 56);
         assert_eq!(offset_of!(Port, bytes), 96);

@@ -131,6 +131,10 @@ columns! {
         pub throughput_bps: Vec<f64>,
         pub queue_packets: Vec<u32>,
         pub queue_bytes: Vec<u64>,
+        /// Mean queueing delay (sojourn in the buffer, `net/sojourn.rs`) of
+        /// the packets that left the buffer during the interval, ms; NaN if
+        /// none did.
+        pub queue_delay_ms: Vec<f64>,
         pub drops: Vec<u64>,
         /// Packets that arrived at the port during the interval.
         pub arrivals: Vec<u64>,
@@ -163,6 +167,19 @@ columns! {
         pub aqm_vq2_arrived_bytes: Vec<f64>,
         pub aqm_vq1_delay_s: Vec<f64>,
         pub aqm_vq2_delay_s: Vec<f64>,
+    }
+}
+
+columns! {
+    /// Each monitored link's queueing delays after the warm-up, as the
+    /// histogram it keeps (`net/sojourn.rs`): one row per non-empty bucket,
+    /// by link (in the time series' order), shortest first.
+    pub struct DelayHist {
+        pub link: Vec<u32>,
+        /// The bucket's delays, ns, both ends included.
+        pub delay_lo_ns: Vec<u64>,
+        pub delay_hi_ns: Vec<u64>,
+        pub packets: Vec<u64>,
     }
 }
 
@@ -241,14 +258,13 @@ pub fn mean_std(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 }
 
 /// Jain's fairness index: (sum x)^2 / (n * sum x^2); 1 when all equal.
+/// NaN when there is nothing to share out: no values, or all of them 0 (no
+/// flow delivered anything), where the formula is 0/0.
 pub fn jain_index(x: &[f64]) -> f64 {
-    if x.is_empty() {
-        return f64::NAN;
-    }
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     if s2 == 0.0 {
-        return 1.0;
+        return f64::NAN;
     }
     s * s / (x.len() as f64 * s2)
 }
@@ -262,6 +278,14 @@ mod tests {
         assert_eq!(jain_index(&[1.0, 1.0, 1.0]), 1.0);
         assert!((jain_index(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
         assert!((jain_index(&[3.0, 1.0]) - 16.0 / 20.0).abs() < 1e-12);
+    }
+
+    /// Nothing delivered, nothing to be fair about: undefined, not 1.
+    #[test]
+    fn jain_is_nan_when_no_flow_delivered() {
+        assert!(jain_index(&[0.0, 0.0, 0.0]).is_nan());
+        assert!(jain_index(&[0.0]).is_nan());
+        assert!(jain_index(&[]).is_nan());
     }
 
     #[test]

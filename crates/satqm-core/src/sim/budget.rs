@@ -32,8 +32,9 @@
 //!   its first link carries, where that link has `backpressure`, has the
 //!   rest held back in its host, for as long as it sends.
 //! - **applications**: one per bulk or CBR flow, web slot and web mouse.
-//! - **sampler**: one row per monitored link per sample interval, and the
-//!   traced windows and traffic.
+//! - **sampler**: one row per monitored link per sample interval, the
+//!   traced windows and traffic, and each monitored link's histogram of
+//!   queueing delays (a fixed 58 KiB).
 //! - **logs**: drop-log rows (at most `simulation.log_drops`), one per
 //!   packet TCP loses and per CBR packet; TCP's share of lost packets grows
 //!   as its connections' share of the bottleneck shrinks ([`tcp_loss`]).
@@ -41,7 +42,8 @@
 //!   trip; the sequence records of the traced connections.
 //! - **packet captures**: each captured link, both directions, full for
 //!   the capture's time window (its rate in the smallest data packets per
-//!   second), each packet a pcapng block of its snap length.
+//!   second), each packet a pcapng block of its snap length, once for each
+//!   side of the queue captured.
 //!
 //! Under Python each table's rows are also copied into numpy arrays, a
 //! DataFrame and, when saved, an Arrow table; each capture into a Python
@@ -57,6 +59,7 @@ use super::{Flow, Simulation};
 use crate::config::{Scenario, TrafficKind};
 use crate::engine::Event;
 use crate::error::ConfigError;
+use crate::net::sojourn::BUCKETS;
 use crate::net::DelayModel;
 use crate::packet::Packet;
 use crate::queue::{BufferLimit, Queued};
@@ -68,7 +71,7 @@ use crate::transport::udp::UdpSink;
 
 /// Bytes of one row of each result table (the sum of its columns'
 /// element sizes; checked against the tables in the tests).
-pub(crate) const SAMPLE_ROW: u64 = 224;
+pub(crate) const SAMPLE_ROW: u64 = 232;
 pub(crate) const DROP_ROW: u64 = 30;
 pub(crate) const CONGESTION_ROW: u64 = 49;
 pub(crate) const CWND_ROW: u64 = 36;
@@ -704,11 +707,12 @@ fn sampler(s: &Scenario, host: Host) -> Part {
     let cwnd = s.trace_cwnd.len() as f64 * samples * CWND_ROW as f64;
     let entries = if s.trace_traffic { s.traffic.len() } else { 0 };
     let traffic = entries as f64 * samples * TRAFFIC_ROW as f64;
+    let histograms = links * (BUCKETS * size_of::<u64>()) as f64;
     let each = SAMPLE_ROW as f64 * host.rows();
     Part {
         name: "sampler",
         key: "simulation.sample_interval",
-        bytes: rows * each + (cwnd + traffic) * host.rows(),
+        bytes: rows * each + (cwnd + traffic + histograms) * host.rows(),
         how: Detail {
             count: rows,
             each,

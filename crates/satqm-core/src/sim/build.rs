@@ -124,6 +124,9 @@ impl Simulation {
             .filter(|&i| sim.links[i].monitored)
             .map(|i| LinkId(i as u32))
             .collect();
+        for &l in &sim.monitored {
+            sim.links[l.idx()].port.measure_sojourns(sim.warmup);
+        }
         let mut start_rng = Rng::stream(seed, "start", 0);
         for (entry, t) in scenario.traffic.iter().enumerate() {
             sim.add_traffic(entry, t, &mut start_rng);

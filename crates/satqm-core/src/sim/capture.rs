@@ -51,7 +51,8 @@ impl Simulation {
             .iter()
             .map(|&l| {
                 let link = &mut self.links[l.idx()];
-                link.captured = true;
+                link.tap_out = spec.side.departures();
+                link.tap_in = spec.side.arrivals();
                 let ends = (link.from.0, link.to.0);
                 (l, link.name.clone(), ends, link.rate().bps())
             })

@@ -27,6 +27,7 @@ impl Simulation {
                 .push(s.tx_bytes as f64 * 8.0 / interval.secs_f64());
             ts.queue_packets.push(s.queue_packets);
             ts.queue_bytes.push(s.queue_bytes);
+            ts.queue_delay_ms.push(s.delay_mean_ns / 1e6);
             ts.drops.push(s.drops);
             ts.arrivals.push(s.arrivals);
             ts.marks.push(s.marks);

@@ -73,13 +73,10 @@ impl Sink<'_> {
         if self.taps.seq.on() {
             self.taps.seq.dropped(self.now, pkt);
         }
-        // Erased packets were captured as the transmitter sent them.
-        if reason != DropReason::Erasure && self.taps.captures.any() {
-            let wire = flow_wire(self.flows, pkt.flow);
-            let tap = Tap::Dropped(reason.name());
-            self.taps
-                .captures
-                .record(self.link, self.now, pkt, &wire, tap);
+        // Erased packets were captured as the transmitter sent them; a
+        // packet refused on arrival is written with its arrival.
+        if reason != DropReason::Erasure && self.taps.captures.arrivals(self.link) {
+            self.taps.captures.refused(self.now, pkt.uid, reason.name());
         }
     }
 }
@@ -143,6 +140,13 @@ impl PortSink for Sink<'_> {
     #[inline]
     fn schedule(&mut self, t: SimTime, ev: Event) {
         self.queue.schedule(t, ev);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn arriving(&mut self, pkt: &Packet) {
+        let wire = flow_wire(self.flows, pkt.flow);
+        self.taps.captures.arriving(self.link, self.now, pkt, wire);
     }
 
     #[cold]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from satqm.scenario import quantity_text
+
 from .._runner import Run, packaged_scenario, save_figure
 from .report import agreement_row, new_figure
 from .scenario_values import bits_per_second, buffer_packets, dumps, mean_delay, seconds
@@ -147,9 +149,9 @@ def dumbbell_scenario(
     data = dumbbell_data()
     data["aqm"] = [dumbbell_aqm(aqm, dumbbell_design(data))]
     if duration is not None:
-        data["simulation"]["duration"] = float(duration)
+        data["simulation"]["duration"] = quantity_text(duration, "s")
     if warmup is not None:
-        data["simulation"]["warmup"] = float(warmup)
+        data["simulation"]["warmup"] = quantity_text(warmup, "s")
     return data
 
 

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from satqm.scenario import quantity_text
+
 from .._runner import Run, save_figure, write_json
 from .report import agreement_row, new_figure
 from .scenario_values import (
@@ -67,16 +69,16 @@ def no_aqm_scenario(path: ScenarioSource, duration: float) -> dict[str, Any]:
     data = read_scenario(path)
     data.pop("aqm", None)
     data["name"] = f"{data.get('name', 'gateway')}-no-aqm"
-    data["simulation"]["duration"] = float(duration)
-    data["simulation"]["warmup"] = 0.0
+    data["simulation"]["duration"] = quantity_text(duration, "s")
+    data["simulation"]["warmup"] = "0 s"
     return data
 
 
 def with_duration(path: ScenarioSource, duration: float, warmup: float) -> dict[str, Any]:
     """The gateway scenario at ``path`` run for ``duration``, measured after ``warmup``."""
     data = read_scenario(path)
-    data["simulation"]["duration"] = float(duration)
-    data["simulation"]["warmup"] = float(warmup)
+    data["simulation"]["duration"] = quantity_text(duration, "s")
+    data["simulation"]["warmup"] = quantity_text(warmup, "s")
     return data
 
 

@@ -1,9 +1,9 @@
 """Values the models read from scenario tables, in base units.
 
-Quantities (``"305 ms"``, ``"20 Mbps"``, ``"1.5 MB"`` or bare numbers) are read
-by the core's own parser (:func:`satqm._core.parse_quantity`), the one that
-reads scenario files, so a model sees exactly what a run sees; a value it
-cannot read raises :class:`satqm.ConfigError` naming the key.
+Quantities (``"305 ms"``, ``"20 Mbps"``, ``"1.5 MB"``; a number only if it is 0)
+are read by the core's own parser (:func:`satqm._core.parse_quantity`), the
+one that reads scenario files, so a model sees exactly what a run sees; a
+value it cannot read raises :class:`satqm.ConfigError` naming the key.
 """
 
 from __future__ import annotations

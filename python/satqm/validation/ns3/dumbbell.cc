@@ -1027,7 +1027,8 @@ main(int argc, char* argv[])
         sumG += g;
         sumG2 += g * g;
     }
-    double jain = sumG2 > 0 ? sumG * sumG / (nFlows * sumG2) : 0;
+    // Undefined when no flow delivered anything: NaN, written as null.
+    double jain = sumG2 > 0 ? sumG * sumG / (nFlows * sumG2) : std::nan("");
 
     MeanStd qAll = Stats(g_sampleQdiscPkts, g_sampleT, 0.0);
     MeanStd qWarm = Stats(g_sampleQdiscPkts, g_sampleT, warmup);

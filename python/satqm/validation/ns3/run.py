@@ -199,8 +199,10 @@ def summary(res: dict) -> str:
             f"fast-rec {f['fast_recovery_events']:4d}  rto {f['rto_events']:3d}"
         )
     a = res["aggregate"]
+    jain = a["jain_index"]  # null when no flow delivered anything
     lines.append(
-        f"aggregate goodput {a['goodput_bps'] / 1e6:.4f} Mbit/s  Jain {a['jain_index']:.4f}"
+        f"aggregate goodput {a['goodput_bps'] / 1e6:.4f} Mbit/s  "
+        f"Jain {'n/a' if jain is None else f'{jain:.4f}'}"
     )
     lines.append(
         f"bottleneck: utilization {b['utilization']:.4f} (IP bytes {b['utilization_ip']:.4f})  "

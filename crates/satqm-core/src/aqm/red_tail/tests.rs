@@ -59,7 +59,7 @@ fn bad_parameters_name_their_key() {
     let map: BTreeMap<String, toml::Value> = toml::from_str(swapped).unwrap();
     let e = RedTailParams::parse(&mut ParamTable::new("aqm[0]", map)).unwrap_err();
     assert_eq!(e.to_string(), "aqm[0].min_th1: must be at most max_th1");
-    let swapped = "min_th1 = 1\nmax_th1 = 30\nmin_th2 = \"90 kB\"\nmax_th2 = \"80 kB\"";
+    let swapped = "min_th1 = \"1 B\"\nmax_th1 = \"30 B\"\nmin_th2 = \"90 kB\"\nmax_th2 = \"80 kB\"";
     let map: BTreeMap<String, toml::Value> = toml::from_str(swapped).unwrap();
     let e = RedTailParams::parse(&mut ParamTable::new("aqm[0]", map)).unwrap_err();
     assert_eq!(e.to_string(), "aqm[0].min_th2: must be less than max_th2");
@@ -80,7 +80,7 @@ fn bad_parameters_name_their_key() {
         "aqm[0].age_timeout: is required"
     );
     assert_eq!(
-        err("update_interval = -1"),
+        err("update_interval = \"-1 s\""),
         "aqm[0].update_interval: must be > 0"
     );
 }

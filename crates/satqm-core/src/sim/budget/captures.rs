@@ -1,6 +1,8 @@
 //! The packet captures' part of the memory estimate: each captured link
 //! full in both directions for the capture's window, one pcapng block of
-//! the snap length per packet (and its copy in a Python `bytes`).
+//! the snap length per packet, for each side captured (arrivals counted
+//! as many as departures: what a full link's port refuses beyond that is
+//! not foreseen), and its copy in a Python `bytes`.
 
 use super::{Detail, Host, Part, Shape};
 use crate::config::Scenario;
@@ -17,10 +19,11 @@ pub(super) fn captures(s: &Scenario, sh: &Shape, host: Host) -> Part {
             let window = c.until.min(s.duration).saturating_sub(c.from).secs_f64();
             // Both directions of each named link: the data direction full,
             // and at most one acknowledgement per data packet back.
+            let sides = (c.side.departures() as u8 + c.side.arrivals() as u8) as f64;
             let per_s: f64 = c
                 .links
                 .iter()
-                .map(|name| 2.0 * named_rate(&s.topology, name) / (8.0 * sh.packet))
+                .map(|name| 2.0 * sides * named_rate(&s.topology, name) / (8.0 * sh.packet))
                 .sum();
             let frame = (c.snaplen as u64).next_multiple_of(4);
             (

@@ -121,9 +121,9 @@ fn the_limit_is_a_checked_key() {
         )
     };
     let e = estimate(BASE);
-    let s = Scenario::from_toml(&with(&format!("{}", (e * 0.9) as u64))).unwrap();
+    let s = Scenario::from_toml(&with(&format!("\"{} B\"", (e * 0.9) as u64))).unwrap();
     assert!(Simulation::check_memory(&s, Host::Rust).is_err());
-    let s = Scenario::from_toml(&with(&format!("{}", (e * 1.1) as u64))).unwrap();
+    let s = Scenario::from_toml(&with(&format!("\"{} B\"", (e * 1.1) as u64))).unwrap();
     assert!(Simulation::check_memory(&s, Host::Rust).is_ok());
     assert_eq!(err(&with("\"16 GB\"")), "ok");
     assert_eq!(err(&with("0")), "simulation.max_memory: must be > 0");
@@ -216,6 +216,13 @@ fn a_capture_counts_and_its_window_bounds_it() {
         e.contains("shrink simulation.capture_until or the captured links"),
         "{e}"
     );
+    // Arrivals and departures: twice as many.
+    let both = at("capture = [\"bottleneck\"]\ncapture_side = \"both\"");
+    let twice = &Simulation::estimate_memory(&both, Host::Rust).parts[6];
+    assert_eq!(twice.how.count, 2.0 * part.how.count);
+    let arrivals = at("capture = [\"bottleneck\"]\ncapture_side = \"in\"");
+    let once = &Simulation::estimate_memory(&arrivals, Host::Rust).parts[6];
+    assert_eq!(once.how.count, part.how.count);
     let short = at("capture = [\"bottleneck\"]\ncapture_until = \"1 s\"");
     assert!(Simulation::check_memory(&short, Host::Rust).is_ok());
     let est = Simulation::estimate_memory(&short, Host::Rust).total();
