@@ -47,7 +47,8 @@
 //!
 //! Under Python each table's rows are also copied into numpy arrays, a
 //! DataFrame and, when saved, an Arrow table; each capture into a Python
-//! `bytes`; each flow into the `flows` table ([`Host::Python`]).
+//! `bytes`; each flow into the `flows` table; each link's name into the
+//! categories of the tables that name links ([`Host::Python`]).
 //!
 //! The estimate is an order of magnitude, not an accounting: across the
 //! scale bench (1 to 100,000 flows, 10 Mbit/s to 10 Gbit/s) it lies
@@ -92,6 +93,10 @@ const PYTHON_ROWS: f64 = 3.0;
 /// What Python adds per row of the `flows` table: the columns as above,
 /// and each flow's kind as a Python string in a list.
 const PYTHON_FLOW: f64 = 3.0 * FLOW_SUMMARY as f64 + 80.0;
+/// What Python adds per link: its name as a Python string in a list, and
+/// in the categories (with their hash index) of each table that names
+/// links (`timeseries`, `drops`, `delay_hist`).
+const PYTHON_LINK: f64 = 400.0;
 /// Allocator overhead per heap block.
 const BLOCK: u64 = 16;
 /// Links the sampler records besides those of the AQMs.
@@ -131,6 +136,14 @@ impl Host {
         match self {
             Host::Rust => 0.0,
             Host::Python => PYTHON_FLOW,
+        }
+    }
+
+    /// Bytes per link besides the core's.
+    pub(crate) fn link(self) -> f64 {
+        match self {
+            Host::Rust => 0.0,
+            Host::Python => PYTHON_LINK,
         }
     }
 
@@ -201,7 +214,7 @@ impl Simulation {
             base: host.base(),
             parts: [
                 shape.flows(scenario, host),
-                shape.buffers(scenario),
+                shape.buffers(scenario, host),
                 shape.held(scenario),
                 shape.apps(scenario),
                 sampler(scenario, host),
@@ -595,7 +608,7 @@ impl Shape {
         }
     }
 
-    fn buffers(&self, s: &Scenario) -> Part {
+    fn buffers(&self, s: &Scenario, host: Host) -> Part {
         // CBR and ATSP fill the shared links and their hosts' own, each
         // ring up to twice its most; each packet of a TCP window takes a
         // slot in the rings of the links it crosses and its ACK another on
@@ -616,7 +629,8 @@ impl Shape {
         let packets = paced + windows;
         let held = (2.0 * paced + 4.0 * windows) * slot;
         let link = (size_of::<crate::net::Link>() as u64 + 4 * BLOCK) as f64
-            + (2 * FIRST_SLOTS) as f64 * slot;
+            + (2 * FIRST_SLOTS) as f64 * slot
+            + host.link();
         Part {
             name: "link buffers",
             key: "the topology's buffers and pairs",
