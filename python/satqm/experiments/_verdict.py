@@ -173,14 +173,16 @@ def _with(x: str, unit: str) -> str:
 
 def match(ours: Values, paper: float, q: Quantity, *, scale: float = 1.0,
           unit: str | None = None, digits: int | None = None,
-          what: str = "the paper's value") -> Verdict:
+          what: str = "the paper's value", name: str = "") -> Verdict:
     """A satqm value (the mean over seeds) against ``paper`` (``what`` names
-    it: the paper's value, a setpoint)."""
+    it: the paper's value, a setpoint; ``name`` names ours in the numbers)."""
     u = _unit(q, unit)
     m = _mean(_seeds(ours))
     tol = q.paper.of(paper, scale)
     ok = math.isfinite(m) and abs(m - paper) <= tol
     numbers = _with(f"{q.fmt(m, digits)} vs {q.fmt(paper, digits)}", u)
+    if name:
+        numbers = f"{name} {numbers}"
     plus = _with(_g(tol), u)
     rule = q.describe(q.paper, scale, u, "it")
     crit = f"within ±{plus} of {what}" + ("" if rule == plus else f": {rule}")
@@ -246,15 +248,17 @@ def _rule(q: Quantity, scale: float, unit: str, of: str) -> str:
 
 
 def bound(values: Values, level: float, q: Quantity, *, below: bool, unit: str | None = None,
-          digits: int | None = None, level_text: str = "") -> Verdict:
+          digits: int | None = None, level_text: str = "", name: str = "") -> Verdict:
     """A value below (``below=True``) or above a stated level, in every seed;
-    ``level_text`` says where the level comes from."""
+    ``level_text`` says where the level comes from, ``name`` names the value."""
     u = _unit(q, unit)
     xs = _seeds(values)
     ok = [x < level if below else x > level for x in xs]
     holds, every = _every(ok)
     side = "below" if below else "above"
     numbers = _with(q.fmt(_mean(xs), digits), u)
+    if name:
+        numbers = f"{name} {numbers}"
     src = f" ({level_text})" if level_text else ""
     crit = f"{side} {_with(q.fmt(level, digits), u)}{src}{every}"
     return Verdict(holds, numbers, crit)
@@ -268,11 +272,23 @@ def window(label: str, verdict: Verdict) -> Verdict:
 
 def all_of(*parts: Verdict) -> Verdict:
     """A claim made of several parts holds when every part holds."""
+    criteria = list(dict.fromkeys(p.criterion for p in parts))  # each once, in order
     return Verdict(
         all(p.holds for p in parts),
         "; ".join(p.numbers for p in parts),
-        "; ".join(p.criterion for p in parts),
+        "; ".join(criteria),
     )
+
+
+def paper_rule(q: Quantity, scale: float = 1.0, unit: str | None = None,
+               digits: int | None = None) -> str:
+    """A match's tolerance in words, for a table of matches: "25 % of the
+    paper's value, at least 0.05 percentage points"."""
+    u = _unit(q, unit)
+    rule = q.describe(q.paper, scale, u, "the paper's value")
+    if not q.paper.rel:
+        rule += f" ({_with(_g(q.paper.abs * scale), u)}) of the paper's value"
+    return rule
 
 
 def _pair(a: Values, b: Values) -> tuple[list[float], list[float]]:
