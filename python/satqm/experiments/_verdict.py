@@ -173,18 +173,22 @@ def _with(x: str, unit: str) -> str:
 
 def match(ours: Values, paper: float, q: Quantity, *, scale: float = 1.0,
           unit: str | None = None, digits: int | None = None,
-          what: str = "the paper's value", name: str = "") -> Verdict:
+          what: str = "the paper's value", name: str = "", printed: float = 0.0) -> Verdict:
     """A satqm value (the mean over seeds) against ``paper`` (``what`` names
-    it: the paper's value, a setpoint; ``name`` names ours in the numbers)."""
+    it: the paper's value, a setpoint; ``name`` names ours in the numbers).
+    ``printed``: half the last digit the paper prints the value with ("about
+    0.9": 0.05), where that is wider than the quantity's tolerance."""
     u = _unit(q, unit)
     m = _mean(_seeds(ours))
-    tol = q.paper.of(paper, scale)
+    tol = max(q.paper.of(paper, scale), printed)
     ok = math.isfinite(m) and abs(m - paper) <= tol
     numbers = _with(f"{q.fmt(m, digits)} vs {q.fmt(paper, digits)}", u)
     if name:
         numbers = f"{name} {numbers}"
     plus = _with(_g(tol), u)
     rule = q.describe(q.paper, scale, u, "it")
+    if printed > q.paper.of(paper, scale):
+        rule = "half the last digit the paper prints"
     crit = f"within ±{plus} of {what}" + ("" if rule == plus else f": {rule}")
     return Verdict(ok, numbers, crit)
 
