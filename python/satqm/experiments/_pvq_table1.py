@@ -176,13 +176,7 @@ def _matches(df: Any, i: int, what: str) -> str:
                                       PAPER_TABLE1[s][p][i], V.TIME)
         for s in PAPER_TABLE1 for p in TABLE1_PD
     }
-    bad = [f"{k} {v.numbers}" for k, v in cells.items() if not v.holds]
-    return V.Verdict(
-        not bad,
-        f"{len(cells) - len(bad)} of {len(cells)} within"
-        + (f"; outside: {', '.join(bad)}" if bad else ""),
-        "each within " + V.paper_rule(V.TIME),
-    ).line(f"(Table I) the {what}")
+    return V.each(cells, V.TIME).line(f"(Table I) the {what}")
 
 
 def _mean(df: Any, s: int, p: float) -> float:

@@ -295,6 +295,20 @@ def paper_rule(q: Quantity, scale: float = 1.0, unit: str | None = None,
     return rule
 
 
+def each(cells: dict[str, Verdict], q: Quantity, scale: float = 1.0, unit: str | None = None,
+         digits: int | None = None) -> Verdict:
+    """A table's column of matches (named ``cells``, each from :func:`match`
+    with the same quantity) as one verdict: it holds when every cell holds,
+    and names the cells outside."""
+    bad = [f"{k} {v.numbers}" for k, v in cells.items() if not v.holds]
+    return Verdict(
+        not bad,
+        f"{len(cells) - len(bad)} of {len(cells)} within"
+        + (f"; outside: {', '.join(bad)}" if bad else ""),
+        "each within " + paper_rule(q, scale, unit, digits),
+    )
+
+
 def _pair(a: Values, b: Values) -> tuple[list[float], list[float]]:
     sa, sb = _seeds(a), _seeds(b)
     if len(sa) != len(sb):

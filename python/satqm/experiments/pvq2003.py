@@ -695,14 +695,7 @@ def _paper_numbers(agg: Callable[[str, str], tuple[float, float]]) -> list[str]:
                                                         q, **kw)
                 for p in policies for c in CLASSES
             }
-            bad = [f"{k} {x.numbers}" for k, x in cells.items() if not x.holds]
-            verdict = V.Verdict(
-                not bad,
-                f"{len(cells) - len(bad)} of {len(cells)} within"
-                + (f"; outside: {', '.join(bad)}" if bad else ""),
-                "each within " + V.paper_rule(q, **kw),
-            )
-            out.append(verdict.line(f"(Table {table}) the {what}"))
+            out.append(V.each(cells, q, **kw).line(f"(Table {table}) the {what}"))
     return out
 
 
