@@ -211,8 +211,10 @@ def reproduce(
     _figures(out, satqm.Results.load(folders[f"avq-mark-s{seeds[0]}"]), duration)
 
     # Claims (docs/reproductions.md#verdicts), each judged seed by seed.
-    claims = _claims(df.assign(after_queue_median=medians), tables, seeds, duration)
-    startup = _startup([satqm.Results.load(folders[f"avq-mark-s{s}"]) for s in seeds], avq)
+    startup, settled = _startup(
+        [satqm.Results.load(folders[f"avq-mark-s{s}"]) for s in seeds], avq
+    )
+    claims = _claims(df.assign(after_queue_median=medians), tables, seeds, duration, settled)
 
     report = f"""# AVQ (Kunniyur & Srikant, SIGCOMM 2001): Experiment 1 in satqm
 
@@ -278,8 +280,10 @@ def _queue(res: Any, lo: float, hi: float) -> Any:
     return q[(q.index > lo) & (q.index <= hi)]
 
 
-def _claims(df: Any, tables: dict[str, str], seeds: list[int], duration: float) -> list[str]:
-    """The paper's claims, one verdict line each (values per seed)."""
+def _claims(df: Any, tables: dict[str, str], seeds: list[int], duration: float,
+            settled: str) -> list[str]:
+    """The paper's claims, one verdict line each (values per seed);
+    ``settled`` says what the queue is once the start-up transient is over."""
     from . import _verdict as V
 
     def col(name: str, mode: str, c: str) -> list[float]:
@@ -320,10 +324,9 @@ def _claims(df: Any, tables: dict[str, str], seeds: list[int], duration: float) 
     ).line("(Table 1) the queue is longer after the short flows than before "
            "(13.11 -> 20.44 packets)") + (
         f"\n  The {BEFORE[0]:g}-{BEFORE[1]:g} s window holds the end of the start-up "
-        "transient (above); with the short flows AVQ's virtual capacity settles lower "
-        f"({_mean(col('avq', 'mark', 'after_vcap_mbps')):.2f} Mbit/s against "
-        f"{_mean(col('avq', 'mark', 'before_vcap_mbps')):.2f} before) and takes the queue "
-        "back to its earlier level."))
+        f"transient (above; {settled}). With the short flows AVQ's virtual capacity "
+        f"settles lower ({_mean(col('avq', 'mark', 'after_vcap_mbps')):.2f} Mbit/s against "
+        f"{_mean(col('avq', 'mark', 'before_vcap_mbps')):.2f} before)."))
     drop_q = col("avq", "drop", "after_queue_mean")
     out.append(V.below(drop_q, best_other("drop", "after_queue_mean"), V.QUEUE,
                        names=("AVQ", "the lowest other")).line(
@@ -346,10 +349,11 @@ def _claims(df: Any, tables: dict[str, str], seeds: list[int], duration: float) 
     return out
 
 
-def _startup(results: list[Any], avq: Any) -> str:
-    """The report's paragraph on the start-up transient of AVQ marking: the
+def _startup(results: list[Any], avq: Any) -> tuple[str, str]:
+    """The report's paragraph on the start-up transient of AVQ marking (the
     180 flows start together, and the queue stays high until the virtual
-    capacity has come down from gamma C."""
+    capacity has come down from gamma C), and a phrase on the queue in the
+    rest of Table 1's "before" window."""
     import numpy as np
 
     rows = []
@@ -383,7 +387,7 @@ def _startup(results: list[Any], avq: Any) -> str:
         f"## Start-up transient (AVQ marking)\n\n"
         f"The 180 FTP flows start together. The queue stays high until AVQ's virtual "
         f"capacity has come down from gamma C = {GAMMA * 10:g} Mbit/s to where its marks "
-        f"hold 180 flows at about one packet per round trip: over 0-{m('settle'):g} s "
+        f"hold 180 flows at about one packet per round trip: over 0-{m('settle'):.0f} s "
         f"(until the first {SETTLE_STEP:g} s stretch with a mean below "
         f"{SMALL_QUEUE:g} packets{', mean over seeds' if n > 1 else ''}) the queue "
         f"averages {m('mean'):.1f} packets (highest {m('max'):.0f}, the buffer is 100), "
@@ -395,7 +399,7 @@ def _startup(results: list[Any], avq: Any) -> str:
     if m("settle") > BEFORE[0]:
         text += (
             f"The window of Table 1's \"before\" column, {BEFORE[0]:g}-{BEFORE[1]:g} s, "
-            f"holds the last {m('settle') - BEFORE[0]:g} s of it: the queue averages "
+            f"holds the last {m('settle') - BEFORE[0]:.0f} s of it: the queue averages "
             f"{m('tail'):.1f} packets there and {m('rest'):.1f} over the rest of the "
             f"window. "
         )
@@ -405,7 +409,9 @@ def _startup(results: list[Any], avq: Any) -> str:
         "long its start-up took nor over which stretch Table 1's \"before\" column is "
         "taken.\n"
     )
-    return text
+    settled = (f"over {m('settle'):.0f}-{BEFORE[1]:g} s the queue averages {m('rest'):.1f} "
+               "packets")
+    return text, settled
 
 
 def _figures(out: Path, res: Any, duration: float) -> None:
