@@ -69,6 +69,24 @@ def test_windows_and_parts():
     both = V.all_of(V.match(0.98, 0.98, V.SHARE), V.below(1.0, 5.0, V.QUEUE))
     assert both.holds and ";" in both.criterion
     assert not V.all_of(both, V.match(2.0, 1.0, V.SHARE)).holds
-    assert V.count([both, V.match(2.0, 1.0, V.SHARE)]) == "1 of 2 hold"
     # "Fast": a slow start's round trips to the bandwidth-delay product.
     assert V.fill_time(500, 0.6) == pytest.approx(9 * 0.6)
+
+
+def test_a_value_printed_with_one_digit_and_a_column_of_matches():
+    # "A dip to about 0.9": known to ±0.05, wider than Jain's 0.01.
+    assert V.match(0.86, 0.9, V.FAIRNESS, printed=0.05).holds
+    v = V.match(0.746, 0.9, V.FAIRNESS, printed=0.05)
+    assert not v.holds and "±0.05" in v.criterion and "half the last digit" in v.criterion
+    assert not V.match(0.86, 0.9, V.FAIRNESS).holds
+    # A table's column: holds when every cell matches; the others are named.
+    cells = {"RED": V.match(19.83, 19.8, V.SHARE, scale=20.0, unit="Mbit/s"),
+             "AVQ": V.match(16.82, 19.5, V.SHARE, scale=20.0, unit="Mbit/s")}
+    col = V.each(cells, V.SHARE, scale=20.0, unit="Mbit/s")
+    assert not col.holds
+    assert col.numbers == "1 of 2 within; outside: AVQ 16.820 vs 19.500 Mbit/s"
+    assert col.criterion == (
+        "each within 2 % of the link's capacity (0.4 Mbit/s) of the paper's value"
+    )
+    assert V.each({"RED": cells["RED"]}, V.SHARE).holds
+    assert V.paper_rule(V.LOSS) == "25 % of the paper's value, at least 0.05 percentage points"

@@ -85,6 +85,9 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
+# The quantities: tolerance against a paper, margin between runs (why these
+# numbers: docs/reproductions.md#why-these-numbers).
+
 #: Queue length statistics (mean, standard deviation), packets (or KB of
 #: 1 KB packets).
 QUEUE = Quantity("queue", "packets", Tolerance(0.25, 1.0), Tolerance(0.10, 1.0), 1)
@@ -134,10 +137,6 @@ class Verdict:
     def line(self, claim: str) -> str:
         """A report's verdict line: ``- **holds**: claim — numbers (criterion: ...)``."""
         return f"- **{self.word}**: {claim} — {self.numbers} (criterion: {self.criterion})"
-
-    def cell(self) -> str:
-        """The verdict and its numbers for a table cell."""
-        return f"{self.word} ({self.numbers})"
 
 
 def _seeds(x: Values) -> list[float]:
@@ -321,8 +320,3 @@ def _pair_numbers(sa: list[float], sb: list[float], q: Quantity, unit: str,
     na, nb = (f"{n} " if n else "" for n in names)
     return (f"{na}{_with(q.fmt(_mean(sa), digits), unit)}{sep}"
             f"{nb}{_with(q.fmt(_mean(sb), digits), unit)}")
-
-
-def count(verdicts: Sequence[Verdict]) -> str:
-    """"k of n hold"."""
-    return f"{sum(v.holds for v in verdicts)} of {len(verdicts)} hold"
