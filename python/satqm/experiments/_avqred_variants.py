@@ -246,7 +246,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def _verdict(holds: bool, per_seed: list[bool]) -> str:
     """A claim's verdict (in every seed), and in how many seeds it holds."""
-    text = "holds" if holds else "not reproduced"
+    from ._verdict import HOLDS, NOT_REPRODUCED
+
+    text = HOLDS if holds else NOT_REPRODUCED
     if len(per_seed) > 1:
         text += f" ({sum(per_seed)}/{len(per_seed)})"
     return text
