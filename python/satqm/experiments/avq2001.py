@@ -307,7 +307,7 @@ def _claims(df: Any, tables: dict[str, str], seeds: list[int], duration: float,
     before, after = col("avq", "mark", "before_queue_mean"), col("avq", "mark", "after_queue_mean")
     transient = col("avq", "mark", "transient_queue_mean")
     util = col("avq", "mark", "after_utilization")
-    out.append(V.match(util, GAMMA, V.SHARE, what=f"gamma = {GAMMA}").line(
+    out.append(V.match(util, GAMMA, V.SHARE, what=f"gamma = {GAMMA}", name="utilization").line(
         f"(Sec. 3) AVQ keeps the link's utilization near gamma = {GAMMA} "
         f"({AFTER_START:g}-{duration:g} s)"))
     out.append(V.all_of(
@@ -339,7 +339,7 @@ def _claims(df: Any, tables: dict[str, str], seeds: list[int], duration: float,
         "sharing 1,250 packets/s need less than one packet per round trip, which drops "
         "enforce only through timeouts.")
     out.append(V.all_of(
-        V.match(util, GAMMA, V.SHARE, what=f"gamma = {GAMMA}"),
+        V.match(util, GAMMA, V.SHARE, what=f"gamma = {GAMMA}", name="utilization"),
         V.not_above(col("avq", "mark", "after_loss_pct"), best_other("mark", "after_loss_pct"),
                     V.LOSS, names=("AVQ", "the lowest other")),
     ).line("(Sec. 3) with marking, AVQ achieves high utilization and low packet loss")
