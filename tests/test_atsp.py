@@ -89,6 +89,12 @@ def test_reproduce_atsp_quick_writes_figures_claims_and_report(tmp_path):
     # Fairness after convergence and the queue at q_ref hold under the gains reading.
     assert "| A | the three senders share the bottleneck fairly" in claims
     assert all(r.endswith("| holds |") for r in rows if "fairly once" in r or "q_ref" in r)
+    # Every claim states its criterion; the verdict follows from it.
+    assert claims.startswith("| exp. | the paper | satqm | criterion | verdict |")
+    table = [r.split(" | ") for r in claims.splitlines()[2:]]
+    assert len(table) == 13 and all(r[3] and r[4] in ("holds |", "not reproduced |") for r in table)
+    dip = next(r for r in table if "dip to about 0.9" in r[1])
+    assert "within ±0.05 of the paper's value" in dip[3]
     text = report.read_text()
     assert "What differs from the paper" in text
     import json

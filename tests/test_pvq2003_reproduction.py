@@ -68,6 +68,14 @@ def test_tiny_reproduction_writes_everything(tmp_path) -> None:
     assert "holds" in text
     assert "2.747" in text and "0.899" in text  # Tables III and IV beside ours
     assert text.count("\n- **") >= 10
+    # Every verdict is "holds" or "not reproduced", with its criterion.
+    verdicts = [
+        line for line in text.splitlines()
+        if line.startswith(("- **holds**", "- **not reproduced**", "- **does not hold**"))
+    ]
+    assert len(verdicts) == 18 + 6 + 3  # the claims, Tables III-IV, Table I
+    assert all(" (criterion: " in line and "does not hold" not in line for line in verdicts)
+    assert sum("(Table III) the" in line for line in verdicts) == 3
     # Table I and Fig. 2, before the explanations.
     assert (tmp_path / "table1" / "fig2.png").exists()
     t1 = pd.read_csv(tmp_path / "table1" / "table1.csv")

@@ -114,6 +114,13 @@ def test_models_tiny(tmp_path):
     assert {"red", "avqred", "avqred-vs-red"} == set(gw.aqm)
     assert df.model.notna().all() and df.simulation.notna().all()
     assert "## 3. Parallel-VQ paper, Fig. 21" in text
+    # Three verdicts (PI at q_ref; AVQRED's queue in the ODE and the packet
+    # runs), each with its criterion.
+    verdicts = [
+        line for line in text.splitlines()
+        if line.startswith(("- **holds**", "- **not reproduced**", "- **does not hold**"))
+    ]
+    assert len(verdicts) == 3 and all(" (criterion: " in line for line in verdicts)
     # The measured series can be given instead: the runs are kept, not redone.
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*/summary.json")}
     out2 = tmp_path / "given"

@@ -18,12 +18,13 @@ modelling choices in satqm, each with alternatives (docs/gateway.md):
 
 Each cell runs RED 4 and AVQRED on the conference set with every seed of
 the main table; each figure is averaged over the seeds, and the papers'
-claims comparing the two are judged within the cell on those means.
+claims comparing the two are judged within the cell, seed by seed.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from ._runner import fmt_ci, mean_ci
@@ -140,17 +141,56 @@ def aggregate(runs: Any) -> Any:
     return pd.DataFrame.from_dict(out, orient="index")
 
 
-def claims(red: Any, aq: Any) -> dict[str, bool]:
-    """The papers' claims, AVQRED against RED 4 in one cell (rows of run_stats)."""
+#: The satellite link (Mbit/s): the scale of the utilization claim's margin.
+LINK_MBPS = 20.0
+
+
+def verdicts(red: Sequence[Any], aq: Sequence[Any]) -> dict[str, Any]:
+    """The papers' claims, AVQRED against RED 4 in one cell, judged seed by
+    seed (docs/reproductions.md#verdicts): ``red`` and ``aq`` are rows of
+    run_stats, one per seed, in the same order. Returns a
+    :class:`~satqm.experiments._verdict.Verdict` per claim."""
+    from . import _verdict as V
+
+    def f(rows: Sequence[Any], col: str, scale: float = 1.0) -> list[float]:
+        return [float(getattr(r, col)) * scale for r in rows]
+
+    share = {"scale": LINK_MBPS, "unit": "Mbit/s", "digits": 2}
     return {
-        "red_oscillates": bool(red.tq_std > 0.5 * red.tq_mean and red.tq_above_max_th > 0.05),
-        "avqred_steady": bool(aq.tq_std < red.tq_std and aq.tq_mean < red.tq_mean),
-        "utilization": bool(
-            abs(aq.throughput_mbps - red.throughput_mbps) / red.throughput_mbps < 0.015
-            and aq.throughput_std_kbps < red.throughput_std_kbps
+        "red_oscillates": V.bound(
+            f(red, "tq_above_max_th"), V.FRACTION.runs.abs, V.FRACTION, below=False,
+            name="fraction of the samples with RED 4's queue above 120 packets",
+            level_text="the margin for a fraction of the samples",
         ),
-        "clustering": bool(aq.clustered_fraction < red.clustered_fraction),
+        "avqred_steady": V.all_of(
+            V.below(f(aq, "tq_mean"), f(red, "tq_mean"), V.QUEUE,
+                    names=("mean: AVQRED", "RED 4")),
+            V.below(f(aq, "tq_std"), f(red, "tq_std"), V.QUEUE, names=("std: AVQRED", "RED 4")),
+        ),
+        "utilization": V.all_of(
+            V.same(f(aq, "throughput_mbps"), f(red, "throughput_mbps"), V.SHARE,
+                   names=("AVQRED", "RED 4"), **share),
+            V.below(f(aq, "throughput_std_kbps"), f(red, "throughput_std_kbps"), V.STATISTIC,
+                    unit="kbit/s", digits=0, names=("std: AVQRED", "RED 4")),
+        ),
+        "clustering": V.below(
+            f(aq, "clustered_fraction", 100.0), f(red, "clustered_fraction", 100.0),
+            V.STATISTIC, unit="%", digits=1, names=("drops in runs: AVQRED", "RED 4"),
+        ),
     }
+
+
+def criteria() -> dict[str, str]:
+    """Each claim's criterion in words (for one seed)."""
+    from types import SimpleNamespace
+
+    row = SimpleNamespace(**dict.fromkeys(FIGURES, 1.0))
+    return {k: v.criterion for k, v in verdicts([row], [row]).items()}
+
+
+def claims(red: Any, aq: Any) -> dict[str, bool]:
+    """Whether each claim holds for one seed's runs (rows of run_stats)."""
+    return {k: v.holds for k, v in verdicts([red], [aq]).items()}
 
 
 def distance(
@@ -168,8 +208,8 @@ def distance(
 def table(rows: list[dict[str, Any]]) -> str:
     """The variant table: one line per cell and AQM (means over the seeds,
     ± 95 % confidence half-widths when there are several), the claims per
-    cell (judged on the means; with several seeds, in how many of them each
-    holds on its own)."""
+    cell (judged seed by seed; with several seeds, in how many of them each
+    holds)."""
     out = [
         "| profile | scheduling | accounting | AQM | throughput (Mbit/s) | std (kbit/s) | "
         "drops in 20 min | transmit queue mean | std | > 60 | > 120 | drops in runs ≥ 2 |",
@@ -205,8 +245,10 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def _verdict(holds: bool, per_seed: list[bool]) -> str:
-    """A claim's verdict on the means, and in how many seeds it holds alone."""
-    text = "holds" if holds else "no"
+    """A claim's verdict (in every seed), and in how many seeds it holds."""
+    from ._verdict import HOLDS, NOT_REPRODUCED
+
+    text = HOLDS if holds else NOT_REPRODUCED
     if len(per_seed) > 1:
         text += f" ({sum(per_seed)}/{len(per_seed)})"
     return text
@@ -218,6 +260,11 @@ def _count(m: float, h: float) -> str:
 
 def _pct(x: float) -> str:
     return "–" if math.isnan(x) else f"{100 * x:.1f} %"
+
+
+def criteria_list() -> str:
+    """The claims' criteria, one line each."""
+    return "\n".join(f"- {CLAIMS[k]}: {c}" for k, c in criteria().items()) + "\n"
 
 
 def holds_under(rows: list[dict[str, Any]]) -> str:

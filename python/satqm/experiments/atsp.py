@@ -245,7 +245,7 @@ def reproduce(
     per_seed = [_measures(load, s, quick) for s in seeds]
     m = {k: sum(d[k] for d in per_seed) / len(per_seed) for k in per_seed[0]}
     write_json(out / "measures.json", {"mean": m, "per_seed": per_seed, "seeds": seeds})
-    claims = _claims(m)
+    claims = _claims(per_seed)
     claims_md = _claims_table(claims)
     write_text(out / "claims.md", claims_md)
     _figures(out, load, seeds[0])
@@ -328,116 +328,106 @@ def _measures(load: Callable[[str, int], Any], seed: int, quick: bool) -> dict[s
     return m
 
 
-def _claims(m: dict[str, float]) -> list[tuple[str, str, str, bool]]:
-    """(experiment, the paper's claim, satqm's numbers, holds?)
+#: The bottleneck's bandwidth-delay product (packets of 1,500 bytes) and
+#: round trip: 10 Mbit/s x 600 ms.
+BDP_PACKETS, RTT_S = 10e6 * 0.6 / (8 * 1500), 0.6
+
+
+def _claims(per_seed: list[dict[str, float]]) -> list[tuple[str, str, Any]]:
+    """(experiment, the paper's claim, its verdict), each judged seed by seed
+    (docs/reproductions.md#verdicts).
 
     Long because it is a table: one entry per claim of the paper, each with
     its test written beside it."""
+    from . import _verdict as V
+
+    def s(key: str, scale: float = 1.0) -> list[float]:
+        return [d[key] * scale for d in per_seed]
+
     mb = 1e-6
-    hyb = {a: m[f"E_hybla_{a}_base_bps"] for a in HYBLA_AQMS}
+    link = {"scale": 10.0, "unit": "Mbit/s", "digits": 2}
+    hyb = {a: sum(s(f"E_hybla_{a}_base_bps")) for a in HYBLA_AQMS}
     best = max(hyb, key=lambda k: hyb[k])
+    fast = V.fill_time(BDP_PACKETS, RTT_S)
+    fast_text = (f"\"fast\": the {fast / RTT_S:.0f} round trips of {RTT_S:g} s a slow start "
+                 f"needs to reach the {BDP_PACKETS:.0f}-packet BDP")
+
+    def fair(key: str) -> Any:
+        return V.match(s(key), 1.0, V.FAIRNESS, what="1 (fair)", name="Jain")
+
     return [
-        (
-            "A",
-            "the three senders share the bottleneck fairly once all have started",
-            f"Jain {m['A_jain_end']:.4f} over the last 30 s",
-            m["A_jain_end"] >= 0.99,
+        ("A", "the three senders share the bottleneck fairly once all have started",
+         V.window("the last 30 s", fair("A_jain_end"))),
+        ("A", "a newcomer gets room fast: the others drop their rates to make room",
+         V.all_of(
+             V.bound(s("A_newcomer2_s"), fast, V.TIME, below=True, level_text=fast_text,
+                     name="sender 2 at 90 % of half the link after"),
+             V.bound(s("A_newcomer3_s"), fast, V.TIME, below=True, level_text=fast_text,
+                     name="sender 3 at 90 % of a third after"),
+         )),
+        ("A", "the total, headers excluded, stays below 10 Mbit/s (the link less the headers)",
+         V.window("the last 30 s", V.match(s("A_total_end_bps", mb), CEILING_BPS * mb, V.SHARE,
+                                           what=f"the payload ceiling {CEILING_BPS * mb:.2f}",
+                                           **link))),
+        ("B", "when sender 3 stops the total drops significantly, then the others fill the gap "
+         "fast",
+         V.all_of(
+             V.window("lowest in 45-60 s against 35-45 s",
+                      V.below(s("B_dip_min_bps", mb), s("B_total_before_bps", mb), V.SHARE,
+                              **link)),
+             V.bound(s("B_refill_s"), fast, V.TIME, below=True, level_text=fast_text,
+                     name="back to 95 % after"),
+         )),
+        ("C", "Jain's index is about 1 (tuned PI)",
+         V.window("after 20 s", fair("C_jain_after20_mean"))),
+        ("C", "with a short dip to about 0.9 near t = 3 s",
+         V.window("lowest in 2-10 s",
+                  V.match(s("C_jain_first10_min"), 0.9, V.FAIRNESS, printed=0.05))),
+        ("C", "the PI holds the queue at q_ref = 300 packets",
+         V.window("second half", V.all_of(
+             V.match(s("C_queue_mean_late"), Q_REF, V.QUEUE, what="q_ref", name="mean"),
+             V.bound(s("C_queue_std_late"), V.QUEUE.paper.of(Q_REF), V.QUEUE, below=True,
+                     name="std", level_text="the tolerance around q_ref"),
+         ))),
+        *(
+            ("D", f"beside a {rate} Mbit/s CBR flow the ATSP senders share the rest fairly",
+             V.window("second half", V.all_of(
+                 fair(f"{key}_jain"),
+                 V.not_above(s(f"{key}_remainder_bps", mb), s(f"{key}_atsp_total_bps", mb),
+                             V.SHARE, names=("remainder", "ATSP"), **link),
+             )))
+            for key, rate in (("D4", 4), ("D2_5", 2.5))
         ),
-        (
-            "A",
-            "a newcomer gets room fast: the others drop their rates to make room",
-            f"sender 2 reaches 90 % of half the link {m['A_newcomer2_s']:.1f} s after it "
-            f"starts, sender 3 90 % of a third {m['A_newcomer3_s']:.1f} s after",
-            max(m["A_newcomer2_s"], m["A_newcomer3_s"]) <= 15.0,
-        ),
-        (
-            "A",
-            "the total, headers excluded, stays below 10 Mbit/s",
-            f"{m['A_total_end_bps'] * mb:.2f} Mbit/s (ceiling {CEILING_BPS * mb:.2f})",
-            0.95 * CEILING_BPS <= m["A_total_end_bps"] <= CEILING_BPS * 1.001,
-        ),
-        (
-            "B",
-            "when sender 3 stops the total drops significantly, then the others fill the gap fast",
-            f"total {m['B_total_before_bps'] * mb:.2f} Mbit/s before, lowest "
-            f"{m['B_dip_min_bps'] * mb:.2f} in 45-60 s, back to 95 % after "
-            f"{m['B_refill_s']:.1f} s",
-            m["B_dip_min_bps"] < 0.9 * m["B_total_before_bps"] and m["B_refill_s"] <= 20.0,
-        ),
-        (
-            "C",
-            "Jain's index is about 1 (tuned PI)",
-            f"mean {m['C_jain_after20_mean']:.4f}, lowest {m['C_jain_after20_min']:.4f} after 20 s",
-            m["C_jain_after20_mean"] >= 0.99,
-        ),
-        (
-            "C",
-            "with a short dip to about 0.9 near t = 3 s",
-            f"lowest {m['C_jain_first10_min']:.3f} in 2-10 s",
-            0.8 <= m["C_jain_first10_min"] <= 0.97,
-        ),
-        (
-            "C",
-            "the PI holds the queue at q_ref = 300 packets",
-            f"queue mean {m['C_queue_mean_late']:.0f}, std {m['C_queue_std_late']:.0f} "
-            f"(second half), utilization {m['C_utilization_late']:.3f}; with a, b: mean "
-            f"{m['C_ab_queue_mean_late']:.0f}, std {m['C_ab_queue_std_late']:.0f}",
-            abs(m["C_queue_mean_late"] - Q_REF) < 50 and m["C_queue_std_late"] < 100,
-        ),
-        (
-            "D",
-            "beside a 4 Mbit/s CBR flow the ATSP senders share the rest fairly",
-            f"Jain {m['D4_jain']:.4f}; ATSP {m['D4_atsp_total_bps'] * mb:.2f} Mbit/s "
-            f"(remainder {m['D4_remainder_bps'] * mb:.2f}), CBR {m['D4_cbr_bps'] * mb:.2f}",
-            m["D4_jain"] >= 0.99 and m["D4_atsp_total_bps"] >= 0.95 * m["D4_remainder_bps"],
-        ),
-        (
-            "D",
-            "and beside a 2.5 Mbit/s CBR flow",
-            f"Jain {m['D2_5_jain']:.4f}; ATSP {m['D2_5_atsp_total_bps'] * mb:.2f} Mbit/s "
-            f"(remainder {m['D2_5_remainder_bps'] * mb:.2f}), CBR {m['D2_5_cbr_bps'] * mb:.2f}",
-            m["D2_5_jain"] >= 0.99 and m["D2_5_atsp_total_bps"] >= 0.95 * m["D2_5_remainder_bps"],
-        ),
-        (
-            "E",
-            "Hybla does best behind PI (of drop-tail, RED, PI)",
-            ", ".join(f"{k} {v * mb:.2f}" for k, v in hyb.items()) + " Mbit/s",
-            best == "pi",
-        ),
-        (
-            "E",
-            "after a source turns off at 40 s Hybla needs time to use the freed capacity; "
-            "ATSP fills the gap fast",
-            f"back to 95 % after: ATSP {m['E_atsp_pi_off_refill_s']:.1f} s, Hybla ("
-            + ", ".join(f"{a} {m[f'E_hybla_{a}_off_refill_s']:.1f} s" for a in HYBLA_AQMS)
-            + ")",
-            m["E_atsp_pi_off_refill_s"] < m[f"E_hybla_{best}_off_refill_s"],
-        ),
-        (
-            "E",
-            "with a packet erasure rate of 1e-3 Hybla's throughput falls greatly, ATSP's holds",
-            f"fall: ATSP {100 * m['E_atsp_pi_per_fall']:.1f} %, Hybla ("
-            + ", ".join(f"{a} {100 * m[f'E_hybla_{a}_per_fall']:.1f} %" for a in HYBLA_AQMS)
-            + ")",
-            m["E_atsp_pi_per_fall"] < 0.05
-            and all(m[f"E_hybla_{a}_per_fall"] > 0.05 for a in HYBLA_AQMS),
-        ),
-        (
-            "E",
-            "ATSP's average rate is higher than Hybla's",
-            f"ATSP {m['E_atsp_pi_base_bps'] * mb:.2f} Mbit/s, best Hybla ({best}) "
-            f"{hyb[best] * mb:.2f}; with erasures {m['E_atsp_pi_per_bps'] * mb:.2f} against "
-            f"{m[f'E_hybla_{best}_per_bps'] * mb:.2f}",
-            m["E_atsp_pi_base_bps"] > hyb[best]
-            and m["E_atsp_pi_per_bps"] > m[f"E_hybla_{best}_per_bps"],
-        ),
+        ("E", "Hybla does best behind PI (of drop-tail, RED, PI)",
+         V.above(s("E_hybla_pi_base_bps", mb),
+                 [max(d[f"E_hybla_{a}_base_bps"] for a in ("droptail", "red")) * mb
+                  for d in per_seed],
+                 V.SHARE, names=("PI", "the better of drop-tail and RED"), **link)),
+        ("E", "after a source turns off at 40 s Hybla needs time to use the freed capacity; "
+         "ATSP fills the gap fast",
+         V.below(s("E_atsp_pi_off_refill_s"), s(f"E_hybla_{best}_off_refill_s"), V.TIME,
+                 names=("back to 95 %: ATSP", f"Hybla ({best}, its best)"), digits=1)),
+        ("E", "with a packet erasure rate of 1e-3 Hybla's throughput falls greatly, ATSP's holds",
+         V.all_of(
+             V.same(s("E_atsp_pi_per_bps", mb), s("E_atsp_pi_base_bps", mb), V.SHARE,
+                    names=("ATSP with erasures", "without"), **link),
+             *(V.below(s(f"E_hybla_{a}_per_bps", mb), s(f"E_hybla_{a}_base_bps", mb), V.SHARE,
+                       names=(f"Hybla ({a}) with", "without"), **link) for a in HYBLA_AQMS),
+         )),
+        ("E", "ATSP's average rate is higher than Hybla's",
+         V.all_of(
+             V.above(s("E_atsp_pi_base_bps", mb), s(f"E_hybla_{best}_base_bps", mb), V.SHARE,
+                     names=("ATSP", f"Hybla ({best}, its best)"), **link),
+             V.above(s("E_atsp_pi_per_bps", mb), s(f"E_hybla_{best}_per_bps", mb), V.SHARE,
+                     names=("with erasures ATSP", "Hybla"), **link),
+         )),
     ]
 
 
-def _claims_table(claims: list[tuple[str, str, str, bool]]) -> str:
-    rows = ["| exp. | the paper | satqm | verdict |", "|---|---|---|---|"]
-    for exp, claim, ours, ok in claims:
-        rows.append(f"| {exp} | {claim} | {ours} | {'holds' if ok else 'does not hold'} |")
+def _claims_table(claims: list[tuple[str, str, Any]]) -> str:
+    rows = ["| exp. | the paper | satqm | criterion | verdict |", "|---|---|---|---|---|"]
+    for exp, claim, v in claims:
+        rows.append(f"| {exp} | {claim} | {v.numbers} | {v.criterion} | {v.word} |")
     return "\n".join(rows) + "\n"
 
 
@@ -651,6 +641,8 @@ bytes), the printed Kp = {KP}, Ki = {KI} read as gains; run C-ab reads them
 as ns-2's a, b.
 
 ## The paper's claims here
+
+Each claim judged seed by seed, with its criterion (docs/reproductions.md#verdicts):
 
 {claims}
 Figures: `fig2_throughput.png` (A, B, D), `figC_jain_queue.png` (C under

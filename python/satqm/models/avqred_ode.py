@@ -322,7 +322,11 @@ def read_gateway_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"source must be an existing CSV file, got {str(path)!r}")
-    return _check_samples(pd.read_csv(p, float_precision="round_trip"))
+    # Exactly the numbers written: pandas before 3 needs asking for it (its
+    # default parser can miss by the last bit); pandas 3 always does it
+    # and deprecates the option.
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    return _check_samples(pd.read_csv(p, **exact))
 
 
 def _check_samples(df: pd.DataFrame) -> pd.DataFrame:

@@ -271,6 +271,8 @@ def compare(
 
 
 def _section(d: DumbbellDesign, st: Settings, rows: list[dict[str, Any]]) -> str:
+    from .. import _verdict as V
+
     get = {(r["aqm"], r["quantity"]): r for r in rows if r["part"] == "fluid-dumbbell"}
     pi_m, avq_m = get[("pi", "queue_mean")], get[("avq", "queue_mean")]
     pi_p = get[("pi", "marking")]
@@ -293,12 +295,13 @@ def _section(d: DumbbellDesign, st: Settings, rows: list[dict[str, Any]]) -> str
         + " |"
         for q, label in names.items()
     )
-    pi_near = all(abs(pi_m[side] - d.q_ref) <= 0.05 * d.q_ref for side in ("model", "simulation"))
+    at_q_ref = V.all_of(*(
+        V.match(pi_m[side], d.q_ref, V.QUEUE, what="q_ref", name=label)
+        for side, label in (("model", "fluid"), ("simulation", "packets"))
+    ))
     pi_line = (
-        f"- PI: mean queue {pi_m['model']:.1f} (fluid) and {pi_m['simulation']:.1f} (packets) "
-        f"packets, q_ref = {d.q_ref:g}"
-        + (": the integral action holds both at q_ref." if pi_near else ".")
-        + f" Standard deviation {pi_s['model']:.2g} (fluid) and {pi_s['simulation']:.1f} "
+        at_q_ref.line("(Hollot et al.) PI's integral action holds the mean queue at q_ref")
+        + f"\n  Standard deviation {pi_s['model']:.2g} (fluid) and {pi_s['simulation']:.1f} "
         "(packets): a fluid model that settles has no counterpart of the fluctuation of "
         "discrete windows and random marks."
     )

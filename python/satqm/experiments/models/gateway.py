@@ -223,8 +223,16 @@ def compare(
     if samples is not None:
         _figure_series(out / "fig_gateway_series.png", samples, series)
     pr, pa = params["red"], params["avqred"]
-    holds_model = improvement["model"]["mean"] > 0 and improvement["model"]["std"] > 0
-    holds_sim = improvement["simulation"]["mean"] > 0 and improvement["simulation"]["std"] > 0
+    from .. import _verdict as V
+
+    lower = {
+        side: V.all_of(*(
+            V.below(stats["avqred"][side][k], stats["red"][side][k], V.QUEUE,
+                    names=(f"{k}: AVQRED", "RED"))
+            for k in ("mean", "std")
+        ))
+        for side in ("model", "simulation")
+    }
     d_desc = ""
     if samples is not None and "d_s" in samples:
         win = samples
@@ -291,9 +299,11 @@ AVQRED: min_th {pa["min_th"]:g}, max_th {pa["max_th"]:g}, max_p 1, τ = {pa["tau
 Improvement by AVQRED (Fig. 16: (RED - AVQRED)/RED): mean
 {improvement["model"]["mean"]:.0f} % (model) vs {improvement["simulation"]["mean"]:.0f} % (packets),
 standard deviation {improvement["model"]["std"]:.0f} % vs {improvement["simulation"]["std"]:.0f} %.
-The chapter's claim, a lower and steadier transmit queue with AVQRED,
-**{"holds" if holds_model else "does not hold"}** in the model and
-**{"holds" if holds_sim else "does not hold"}** in the packet runs here.
+The chapter's claim, a lower and steadier transmit queue with AVQRED
+(docs/reproductions.md#verdicts):
+
+{lower["model"].line("(Figs. 14-16) in the ODE")}
+{lower["simulation"].line("(Figs. 14-16) in the packet runs")}
 
 {notes}
 Figure: `fig_avqred_ode.png` (transmit queue of the model and the packet run for
