@@ -60,16 +60,6 @@ def _seed(text: str) -> int:
     return v
 
 
-def _workers(text: str) -> int:
-    try:
-        v = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError("must be >= 0 (0: in this process)")
-    return v
-
-
 def _seconds(text: str) -> float:
     s = text.strip()
     if s.endswith("s") and not s.endswith("ms"):
@@ -544,6 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the reproductions")
     p.add_argument("--out", metavar="DIR", help="output folder")
     p.add_argument("--quick", action="store_true", help="fewer seeds and shorter runs")
+    # The same worker count as a sweep's.
+    from satqm.sweep.cli import _workers
+
     p.add_argument(
         "--workers",
         type=_workers,
