@@ -68,6 +68,44 @@ pub struct TcpSender {
     /// Segments emitted that still wait in the host, behind a full
     /// `backpressure` link (counted by the simulation).
     pub held_in_host: u32,
+    /// Whether the window is in use: see [`CwndUse`].
+    cwnd_use: CwndUse,
+}
+
+/// Whether the congestion window limits the sender, tracked per window of
+/// data as Linux does (`tcp_cwnd_validate()` in `net/ipv4/tcp_output.c`,
+/// `tcp_is_cwnd_limited()` in `include/net/tcp.h`). A window that the
+/// sender does not fill (the receive window or the application holds it
+/// back) must not grow (RFC 7661 section 4.3): it would claim capacity the
+/// path never showed, and the first loss would set ssthresh far above what
+/// the path holds.
+#[derive(Clone, Copy, Debug, Default)]
+struct CwndUse {
+    /// The last send attempt of the current window stopped at cwnd.
+    limited: bool,
+    /// The largest flight of the current window, bytes.
+    max_flight: u64,
+    /// The current window ends when `snd_una` reaches this.
+    window_end: u64,
+}
+
+impl CwndUse {
+    /// After a send attempt that sent data or stopped at cwnd (`limited`)
+    /// with `flight` bytes outstanding.
+    fn update(&mut self, limited: bool, flight: u64, snd_una: u64, snd_max: u64) {
+        if snd_una >= self.window_end || limited || (!self.limited && flight > self.max_flight) {
+            self.limited = limited;
+            self.max_flight = flight;
+            self.window_end = snd_max;
+        }
+    }
+
+    /// The window may grow: it was filled in this window of data, or, in
+    /// slow start, it is less than twice the largest flight (so that slow
+    /// start can double what was acknowledged).
+    fn allows_growth(&self, w: &Window) -> bool {
+        self.limited || (w.cwnd < w.ssthresh && w.cwnd < 2.0 * self.max_flight as f64)
+    }
 }
 
 impl TcpSender {
@@ -105,6 +143,7 @@ impl TcpSender {
             ecn_backoff: false,
             cuts: Vec::new(),
             held_in_host: 0,
+            cwnd_use: CwndUse::default(),
             stats: SenderStats::default(),
             cfg,
         }
@@ -326,7 +365,7 @@ impl TcpSender {
         let (rec, mut c) = self.recovery();
         let restart_timer = match rec.on_new_ack(&mut c, acked) {
             NewAck::Grow => {
-                if grow {
+                if grow && self.cwnd_use.allows_growth(&self.win) {
                     let srtt = self.rtt.srtt();
                     self.cc
                         .on_ack(&mut self.win, acked, self.cfg.mss, srtt, now);
@@ -520,11 +559,25 @@ impl TcpSender {
         }
     }
 
-    /// Send what the windows allow.
+    /// Send what the windows allow, then note whether cwnd held the
+    /// sender back.
     pub fn output(&mut self, em: &mut Emit) {
         if self.state != SenderState::Established {
             return;
         }
+        let sent_before = self.stats.segments_sent;
+        self.send(em);
+        // Linux: `is_cwnd_limited` when packets in flight >= cwnd.
+        let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+        let limited = pipe + self.cfg.mss as u64 > self.win.cwnd as u64;
+        if limited || self.stats.segments_sent > sent_before {
+            let flight = self.snd_max - self.snd_una;
+            self.cwnd_use
+                .update(limited, flight, self.snd_una, self.snd_max);
+        }
+    }
+
+    fn send(&mut self, em: &mut Emit) {
         let mss = self.cfg.mss as u64;
         // Sending changes no window: read it once.
         let cwnd = self.win.cwnd as u64;

@@ -662,3 +662,34 @@ fn receive_window_without_scaling_caps_the_flight() {
         "goodput {rate:.0} vs cap {cap:.0}"
     );
 }
+
+#[test]
+fn window_held_by_the_receive_window_does_not_grow() {
+    // RFC 7661 / Linux tcp_is_cwnd_limited(): 45 segments of receive
+    // window on a fat path. Slow start may take cwnd to twice the largest
+    // flight; congestion avoidance adds nothing while cwnd is not filled.
+    let mut c = cfg(Recovery::Sack);
+    c.receive_buffer = 45 * MSS;
+    c.initial_window = 10;
+    let mut p = Pipe::new(c, 1_000_000_000, SimTime::from_ms(100), Box::new(|_| false));
+    p.start(100_000 * MSS);
+    p.run(SimTime::from_secs(20));
+    let cwnd = p.snd.win.cwnd / MSS as f64;
+    assert!(p.snd.snd_max - p.snd.snd_una <= 45 * MSS);
+    assert!(
+        (45.0..=90.0).contains(&cwnd),
+        "cwnd {cwnd} segments with a 45-segment receive window"
+    );
+    // Out of slow start, the window stops growing once the receive window
+    // holds the flight (within the window of data that noticed it).
+    let mut c = cfg(Recovery::Sack);
+    c.receive_buffer = 45 * MSS;
+    c.initial_ssthresh = Some(30 * MSS);
+    let mut p = Pipe::new(c, 1_000_000_000, SimTime::from_ms(100), Box::new(|_| false));
+    p.start(100_000 * MSS);
+    p.run(SimTime::from_secs(10));
+    let at_10s = p.snd.win.cwnd;
+    p.run(SimTime::from_secs(60));
+    assert!(at_10s < 47.0 * MSS as f64, "cwnd {at_10s}");
+    assert_eq!(p.snd.win.cwnd, at_10s, "no growth while not cwnd-limited");
+}
