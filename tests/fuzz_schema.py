@@ -89,6 +89,9 @@ max_rto = "60 s"
 initial_rto = "1 s"
 handshake = true
 dupack_threshold = 3
+rto_rule = "linux"
+cc_rules = "linux"
+quickack = 16
 profile = "rfc"
 
 [[traffic]]

@@ -7,7 +7,7 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
-use crate::transport::tcp::{CcKind, Profile, Recovery, TcpConfig};
+use crate::transport::tcp::{CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};
 use crate::units::{int_in, quantity_bytes, quantity_rate, quantity_time};
 
 use super::raw::RawTcp;
@@ -30,6 +30,9 @@ pub(super) fn tcp_for(
                 min_rto: None,
                 max_rto: None,
                 initial_rto: None,
+                rto_rule: None,
+                cc_rules: None,
+                quickack: None,
                 ..base.clone()
             };
             tcp_config(&overlay(&base, o), path)
@@ -58,6 +61,9 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         min_rto,
         max_rto,
         initial_rto,
+        rto_rule,
+        cc_rules,
+        quickack,
         handshake,
         dupack_threshold,
         hybla_rtt0,
@@ -107,6 +113,21 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         c.rate_cap = Some(quantity_rate(q, &format!("{path}.rate_cap"))?);
     }
     retransmission_timer(raw, &mut c, path)?;
+    if let Some(r) = &raw.cc_rules {
+        c.cc_rules = match r.as_str() {
+            "rfc" => CcRules::Rfc,
+            "linux" => CcRules::Linux,
+            other => {
+                return Err(ConfigError::new(
+                    format!("{path}.cc_rules"),
+                    format!("unknown window rules {other:?} (known: rfc, linux)"),
+                ))
+            }
+        };
+    }
+    if let Some(q) = raw.quickack {
+        c.quickack = int_in(q, &format!("{path}.quickack"), 0, 1000)? as u32;
+    }
     if let Some(h) = raw.handshake {
         c.handshake = h;
     }
@@ -135,10 +156,11 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
 fn profile(name: Option<&str>, path: &str) -> Result<Profile, ConfigError> {
     match name {
         None | Some("rfc") => Ok(Profile::Rfc),
+        Some("linux") => Ok(Profile::Linux),
         Some("linux-2009") => Ok(Profile::Linux2009),
         Some(other) => Err(ConfigError::new(
             format!("{path}.profile"),
-            format!("unknown TCP profile {other:?} (known: rfc, linux-2009)"),
+            format!("unknown TCP profile {other:?} (known: rfc, linux, linux-2009)"),
         )),
     }
 }
@@ -240,6 +262,18 @@ fn retransmission_timer(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(
     if let Some(q) = &raw.initial_rto {
         c.initial_rto = quantity_time(q, &format!("{path}.initial_rto"), false)?;
     }
+    if let Some(r) = &raw.rto_rule {
+        c.rto_rule = match r.as_str() {
+            "rfc6298" => RtoRule::Rfc6298,
+            "linux" => RtoRule::Linux,
+            other => {
+                return Err(ConfigError::new(
+                    format!("{path}.rto_rule"),
+                    format!("unknown RTO rule {other:?} (known: rfc6298, linux)"),
+                ))
+            }
+        };
+    }
     if c.min_rto > c.max_rto {
         return Err(ConfigError::new(
             format!("{path}.min_rto"),
@@ -297,6 +331,49 @@ mod tests {
     }
 
     #[test]
+    fn linux_profile_sets_what_its_docs_say() {
+        use crate::transport::tcp::{CcRules, RtoRule};
+        let t = bulk_tcp(&format!("{BASE}\n[traffic.tcp]\nprofile = \"linux\"\n"));
+        assert_eq!(t.recovery, Recovery::Sack);
+        assert_eq!(t.initial_window, 10);
+        assert_eq!(
+            (t.min_rto, t.initial_rto, t.max_rto),
+            (
+                SimTime::from_ms(200),
+                SimTime::from_secs(1),
+                SimTime::from_secs(120)
+            )
+        );
+        assert_eq!(t.delayed_ack_timeout, SimTime::from_ms(40));
+        assert_eq!(
+            (t.rto_rule, t.cc_rules, t.quickack),
+            (RtoRule::Linux, CcRules::Linux, 16)
+        );
+        // Each rule can be chosen alone.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nrto_rule = \"linux\"\ncc_rules = \"linux\"\nquickack = 4\n"
+        ));
+        assert_eq!(
+            (t.rto_rule, t.cc_rules, t.quickack),
+            (RtoRule::Linux, CcRules::Linux, 4)
+        );
+        assert_eq!(t.recovery, Recovery::NewReno);
+    }
+
+    #[test]
+    fn unknown_rules_name_the_key() {
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\nrto_rule = \"bsd\"\n")),
+            "tcp.rto_rule: unknown RTO rule \"bsd\" (known: rfc6298, linux)"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ncc_rules = \"bsd\"\n")),
+            "tcp.cc_rules: unknown window rules \"bsd\" (known: rfc, linux)"
+        );
+        assert!(err(&format!("{BASE}\n[tcp]\nquickack = -1\n")).starts_with("tcp.quickack"));
+    }
+
+    #[test]
     fn rfc_profile_is_the_default() {
         let named = bulk_tcp(&format!("{BASE}\n[traffic.tcp]\nprofile = \"rfc\"\n"));
         assert_eq!(named, TcpConfig::default());
@@ -331,7 +408,7 @@ mod tests {
         );
         assert_eq!(
             err(&format!("{BASE}\n[traffic.tcp]\nprofile = \"bsd\"\n")),
-            "traffic[0].tcp.profile: unknown TCP profile \"bsd\" (known: rfc, linux-2009)"
+            "traffic[0].tcp.profile: unknown TCP profile \"bsd\" (known: rfc, linux, linux-2009)"
         );
     }
 

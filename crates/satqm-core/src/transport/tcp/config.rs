@@ -9,6 +9,8 @@
 use crate::packet::TCP_IP_HEADER;
 use crate::time::{Rate, SimTime};
 
+pub use super::rtt::RtoRule;
+
 /// How the sender detects and repairs losses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recovery {
@@ -34,6 +36,22 @@ pub enum CcKind {
     Fixed { window: u64 },
 }
 
+/// How congestion control counts what an ACK acknowledged and where it
+/// sets ssthresh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcRules {
+    /// RFC 5681: the window in bytes; slow start adds `min(acked, SMSS)`
+    /// per ACK (RFC 3465 with L = 1), congestion avoidance `SMSS²/cwnd`;
+    /// ssthresh is half the FlightSize.
+    Rfc,
+    /// Linux (`tcp_slow_start()`, `tcp_cong_avoid_ai()` and
+    /// `tcp_reno_ssthresh()` in `net/ipv4/tcp_cong.c`): the window in whole
+    /// segments; slow start adds one segment per segment acknowledged (up
+    /// to ssthresh), congestion avoidance one segment per window of
+    /// acknowledged segments; ssthresh is half of cwnd, at least two.
+    Linux,
+}
+
 /// TCP options of one connection.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -50,6 +68,16 @@ pub struct TcpConfig {
     pub min_rto: SimTime,
     pub max_rto: SimTime,
     pub initial_rto: SimTime,
+    /// How the timeout follows the RTT samples.
+    pub rto_rule: RtoRule,
+    /// How the window counts acknowledged data and sets ssthresh.
+    pub cc_rules: CcRules,
+    /// Linux's quick-ACK mode (`tcp_incr_quickack()`,
+    /// `net/ipv4/tcp_input.c`): the receiver acknowledges every segment
+    /// at the start of a connection and after a long silence, for up to
+    /// this many segments (16, `TCP_MAX_QUICKACKS`; half the receive window
+    /// in segments if smaller); 0 turns it off.
+    pub quickack: u32,
     pub handshake: bool,
     pub dupack_threshold: u32,
     /// Slow start threshold before the first loss, bytes; `None`: no limit
@@ -77,6 +105,9 @@ impl Default for TcpConfig {
             min_rto: SimTime::from_secs(1),
             max_rto: SimTime::from_secs(60),
             initial_rto: SimTime::from_secs(1),
+            rto_rule: RtoRule::Rfc6298,
+            cc_rules: CcRules::Rfc,
+            quickack: 0,
             handshake: true,
             dupack_threshold: 3,
             initial_ssthresh: None,
@@ -93,16 +124,31 @@ pub enum Profile {
     /// initial window of 2 segments, delayed ACKs after 200 ms and RFC
     /// 6298's timer (1 s minimum and initial RTO, 60 s maximum).
     Rfc,
+    /// Today's Linux (6.x), from `include/net/tcp.h`, `net/ipv4/tcp_input.c`
+    /// and `net/ipv4/tcp_cong.c`: SACK (`tcp_sack = 1`), an initial window
+    /// of 10 segments (`TCP_INIT_CWND`), initial RTO 1 s
+    /// (`TCP_TIMEOUT_INIT`), minimum 200 ms (`TCP_RTO_MIN`) as the floor of
+    /// the variance term ([`RtoRule::Linux`]), maximum 120 s
+    /// (`TCP_RTO_MAX`), window growth counted in acknowledged segments and
+    /// ssthresh from cwnd ([`CcRules::Linux`]), a delayed-ACK timeout of
+    /// 40 ms (`TCP_ATO_MIN`) and quick ACKs for the first 16 segments
+    /// (`TCP_MAX_QUICKACKS`). Its congestion control is Reno (Linux's
+    /// `reno`); the kernel's default, CUBIC, is not modelled yet.
+    Linux,
     /// A Linux server of 2009 (kernels 2.6.27–2.6.32), from the constants
     /// of `include/net/tcp.h` and `tcp_init_cwnd()` of those kernels: SACK
-    /// (`tcp_sack = 1`), a minimum RTO of 200 ms (`TCP_RTO_MIN = HZ/5`),
-    /// an initial RTO of 3 s (`TCP_TIMEOUT_INIT`, RFC 2988; 1 s only from
-    /// 2.6.39), a maximum RTO of 120 s (`TCP_RTO_MAX`), the RFC 3390
-    /// initial window (3 segments of 1,460 bytes, 4 up to 1,095, 2 above
-    /// 2,190: before 2.6.39's 10) and a delayed-ACK timeout of 40 ms
-    /// (`TCP_ATO_MIN`, where Linux starts its adaptive timeout). Linux's
-    /// default congestion control of that time, CUBIC, is not modelled:
-    /// the profile keeps Reno's window growth.
+    /// (`tcp_sack = 1`), a minimum RTO of 200 ms (`TCP_RTO_MIN = HZ/5`) as
+    /// the floor of the variance term (the estimator of
+    /// `tcp_rtt_estimator()` was already Linux's own), an initial RTO of
+    /// 3 s (`TCP_TIMEOUT_INIT`, RFC 2988; 1 s only from 2.6.39), a maximum
+    /// RTO of 120 s (`TCP_RTO_MAX`), the RFC 3390 initial window (3
+    /// segments of 1,460 bytes, 4 up to 1,095, 2 above 2,190: before
+    /// 2.6.39's 10), quick ACKs for the first 16 segments and a
+    /// delayed-ACK timeout of 40 ms (`TCP_ATO_MIN`, where Linux starts its
+    /// adaptive timeout). Window growth is counted per ACK, as those
+    /// kernels did without `tcp_abc` (RFC 5681's rules). Linux's default
+    /// congestion control of that time, CUBIC, is not modelled: the
+    /// profile keeps Reno's window growth.
     Linux2009,
 }
 
@@ -116,6 +162,18 @@ impl Profile {
         };
         match self {
             Profile::Rfc => rfc,
+            Profile::Linux => TcpConfig {
+                recovery: Recovery::Sack,
+                initial_window: 10,
+                delayed_ack_timeout: SimTime::from_ms(40),
+                min_rto: SimTime::from_ms(200),
+                max_rto: SimTime::from_secs(120),
+                initial_rto: SimTime::from_secs(1),
+                rto_rule: RtoRule::Linux,
+                cc_rules: CcRules::Linux,
+                quickack: 16,
+                ..rfc
+            },
             Profile::Linux2009 => TcpConfig {
                 recovery: Recovery::Sack,
                 initial_window: rfc3390_initial_window(mss),

@@ -23,7 +23,7 @@ pub mod segments;
 pub mod sender;
 pub mod stats;
 
-pub use config::{rfc3390_initial_window, CcKind, Profile, Recovery, TcpConfig};
+pub use config::{rfc3390_initial_window, CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 

@@ -9,6 +9,12 @@
 //! * The advertised window is the free receive buffer (bytes delivered but
 //!   not yet read by the application take space), capped at 65,535 bytes
 //!   without window scaling.
+//! * Quick ACKs (Linux, `tcp_incr_quickack()` and
+//!   `tcp_enter_quickack_mode()` in `net/ipv4/tcp_input.c`): if the
+//!   configuration asks for them, the first segments of a connection (16,
+//!   or half the receive window in segments if fewer) are each acknowledged
+//!   at once, so the sender's slow start is not slowed by delayed ACKs; so
+//!   are the next two after a CE mark.
 //! * ECN (RFC 3168 section 6.1.3): after a CE-marked segment, every ACK
 //!   carries ECE until a segment with CWR arrives.
 
@@ -47,6 +53,10 @@ pub struct TcpReceiver {
     newest_ooo: Option<u64>,
     /// Full-sized segments received since the last ACK.
     unacked_segments: u32,
+    /// ACKs still to send at once, one per segment (quick-ACK mode).
+    quick: u32,
+    /// Quick ACKs at the first segment (0: none).
+    quickack_start: u32,
     ack_deadline: Option<SimTime>,
     ece: bool,
     /// Delivered in order but not yet read by the application.
@@ -89,6 +99,10 @@ impl TcpReceiver {
             ooo: Vec::new(),
             newest_ooo: None,
             unacked_segments: 0,
+            quick: 0,
+            quickack_start: cfg
+                .quickack
+                .min((cfg.max_advertised_window() / (2 * cfg.mss as u64)).max(2) as u32),
             ack_deadline: None,
             ece: false,
             unread: 0,
@@ -173,12 +187,20 @@ impl TcpReceiver {
             return Delivery::default();
         }
         self.stats.segments += 1;
+        if self.stats.segments == 1 {
+            self.quick = self.quickack_start;
+        }
         if pkt.has(flags::CWR) {
             self.ece = false;
         }
         if pkt.has(flags::CE) {
             self.ece = true;
             self.stats.ce_marks += 1;
+            if self.quickack_start > 0 {
+                // Linux: do not delay ACKs to a sender whose window may be
+                // small now.
+                self.quick = self.quick.max(2);
+            }
         }
         if pkt.has(flags::FIN) {
             self.fin_at = Some(pkt.seq + pkt.len as u64);
@@ -207,7 +229,8 @@ impl TcpReceiver {
             delivered = self.rcv_nxt - old;
             self.unread += delivered;
             self.unacked_segments += 1;
-            immediate = had_holes || !self.delayed_ack || self.unacked_segments >= 2;
+            immediate =
+                had_holes || !self.delayed_ack || self.unacked_segments >= 2 || self.quick > 0;
         } else {
             self.stats.out_of_order_segments += 1;
             self.insert_ooo(start, end);
@@ -279,6 +302,7 @@ impl TcpReceiver {
             p.size += (2 + 8 * n as u32).div_ceil(4) * 4;
         }
         self.unacked_segments = 0;
+        self.quick = self.quick.saturating_sub(1);
         self.ack_deadline = None;
         self.stats.acks_sent += 1;
         em.send(p);

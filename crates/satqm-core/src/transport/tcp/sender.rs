@@ -15,7 +15,7 @@ use crate::time::SimTime;
 use crate::transport::Emit;
 
 use super::cc::{Cc, Window};
-use super::config::TcpConfig;
+use super::config::{CcRules, TcpConfig};
 use super::recovery::{AfterTimeout, AnyRecovery, Conn, DupAck, NewAck};
 use super::rtt::RttEstimator;
 use super::segments::Segments;
@@ -70,6 +70,9 @@ pub struct TcpSender {
     pub held_in_host: u32,
     /// Whether the window is in use: see [`CwndUse`].
     cwnd_use: CwndUse,
+    /// `snd_una` when the retransmission timer last fired, until an ACK
+    /// moves it: a timeout for the same segment again holds ssthresh.
+    timer_retx_una: Option<u64>,
 }
 
 /// Whether the congestion window limits the sender, tracked per window of
@@ -110,8 +113,8 @@ impl CwndUse {
 
 impl TcpSender {
     pub fn new(flow: FlowId, src: NodeId, dst: NodeId, cfg: TcpConfig) -> TcpSender {
-        let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
-        let cc = Cc::new(cfg.cc);
+        let rtt = RttEstimator::new(cfg.rto_rule, cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        let cc = Cc::new(cfg.cc, cfg.cc_rules);
         let cwnd = cc.initial_window((cfg.initial_window * cfg.mss) as f64);
         TcpSender {
             flow,
@@ -144,6 +147,7 @@ impl TcpSender {
             cuts: Vec::new(),
             held_in_host: 0,
             cwnd_use: CwndUse::default(),
+            timer_retx_una: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -349,6 +353,8 @@ impl TcpSender {
         // While ECN backs off at one segment, echoed ACKs give no sample,
         // which would undo the back-off (as ns-2's TCP agents do).
         let ecn_backing_off = !grow && self.ecn_backoff;
+        self.snd_una = ack;
+        self.timer_retx_una = None;
         if let Some(s) = retired.newest {
             if !retired.covers_retx && !ecn_backing_off {
                 self.take_rtt_sample(now - s.sent_at);
@@ -357,7 +363,6 @@ impl TcpSender {
         if grow {
             self.ecn_backoff = false;
         }
-        self.snd_una = ack;
         if self.snd_nxt < ack {
             self.snd_nxt = ack;
         }
@@ -459,7 +464,11 @@ impl TcpSender {
         } else {
             let flight = self.snd_max - self.snd_una;
             self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
-            self.win.cwnd = (self.win.cwnd / 2.0).max(mss);
+            self.win.cwnd = match self.cfg.cc_rules {
+                CcRules::Rfc => (self.win.cwnd / 2.0).max(mss),
+                // tcp_enter_cwr(): the window falls to ssthresh.
+                CcRules::Linux => self.win.ssthresh,
+            };
         }
         self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
@@ -482,8 +491,14 @@ impl TcpSender {
         }
         self.cc.on_timeout();
         let before = self.win.cwnd;
-        let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
+        // RFC 5681 section 3.1: once the timer has resent this segment,
+        // further timeouts for it keep ssthresh (as Linux's
+        // tcp_enter_loss() does), rather than halving the loss window.
+        if self.timer_retx_una != Some(self.snd_una) {
+            let flight = self.snd_max - self.snd_una;
+            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
+        }
+        self.timer_retx_una = Some(self.snd_una);
         // RFC 5681: loss window of one segment.
         self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
         self.log_cut(now, CutKind::Timeout, before);
@@ -634,7 +649,8 @@ impl TcpSender {
     }
 
     fn take_rtt_sample(&mut self, r: SimTime) {
-        self.rtt.sample(r);
+        self.rtt
+            .sample(r, self.snd_una, self.snd_nxt.max(self.snd_max));
         self.stats.rtt.record(r);
     }
 }

@@ -693,3 +693,28 @@ fn window_held_by_the_receive_window_does_not_grow() {
     assert!(at_10s < 47.0 * MSS as f64, "cwnd {at_10s}");
     assert_eq!(p.snd.win.cwnd, at_10s, "no growth while not cwnd-limited");
 }
+
+#[test]
+fn repeated_timeouts_for_one_segment_keep_ssthresh() {
+    // RFC 5681 section 3.1: ssthresh is set at the first timeout and held
+    // while the timer keeps resending the same segment. With Linux's rule
+    // (ssthresh from cwnd), recomputing it at the second timeout would
+    // take it from half the window down to two segments.
+    let mut c = cfg(Recovery::Sack);
+    c.initial_window = 10;
+    c.cc_rules = super::config::CcRules::Linux;
+    let drop = Box::new(|p: &Packet| p.seq / MSS >= 3 && (p.seq / MSS == 3 || !p.has(flags::RETX)));
+    let mut p = Pipe::new(c, 10_000_000, SimTime::from_ms(50), drop);
+    p.start(40 * MSS);
+    p.run(SimTime::from_secs(30));
+    let timeouts: Vec<f64> = p
+        .snd
+        .cuts
+        .iter()
+        .filter(|c| c.kind == super::sender::CutKind::Timeout)
+        .map(|c| c.ssthresh / MSS as f64)
+        .collect();
+    assert!(timeouts.len() >= 3, "{timeouts:?}");
+    assert_eq!(timeouts[0], 6.0, "half of the 13 segments sent");
+    assert!(timeouts.iter().all(|&s| s == 6.0), "{timeouts:?}");
+}

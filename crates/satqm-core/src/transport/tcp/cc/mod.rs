@@ -14,7 +14,7 @@ pub use hybla::Hybla;
 pub use reno::Reno;
 
 use crate::time::SimTime;
-use crate::transport::tcp::config::CcKind;
+use crate::transport::tcp::config::{CcKind, CcRules};
 
 /// The window variables congestion control moves, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,10 +58,10 @@ pub enum Cc {
 }
 
 impl Cc {
-    pub fn new(kind: CcKind) -> Cc {
+    pub fn new(kind: CcKind, rules: CcRules) -> Cc {
         match kind {
-            CcKind::Reno => Cc::Reno(Reno),
-            CcKind::Hybla { rtt0 } => Cc::Hybla(Hybla { rtt0 }),
+            CcKind::Reno => Cc::Reno(Reno::new(rules)),
+            CcKind::Hybla { rtt0 } => Cc::Hybla(Hybla::new(rtt0, rules)),
             CcKind::Fixed { window } => Cc::Fixed(Fixed {
                 window: window as f64,
             }),

@@ -1,15 +1,81 @@
-//! Reno congestion control (RFC 5681 section 3.1).
+//! Reno congestion control, by RFC 5681's rules or by Linux's.
 //!
-//! Slow start: `cwnd += min(acked, SMSS)` per ACK (eq. 2).
-//! Congestion avoidance: `cwnd += SMSS * SMSS / cwnd` per ACK (eq. 3), about
-//! one segment per round trip without delayed ACKs and half a segment with
-//! them: the growth the Mathis et al. formula assumes.
+//! RFC 5681 section 3.1 ([`CcRules::Rfc`]): slow start adds
+//! `min(acked, SMSS)` per ACK (eq. 2), congestion avoidance `SMSS²/cwnd`
+//! (eq. 3): about one segment per round trip without delayed ACKs and half
+//! a segment with them, the growth the Mathis et al. formula assumes;
+//! ssthresh is half the FlightSize (eq. 4).
+//!
+//! Linux ([`CcRules::Linux`], `tcp_reno_cong_avoid()`, `tcp_slow_start()`,
+//! `tcp_cong_avoid_ai()` and `tcp_reno_ssthresh()` in
+//! `net/ipv4/tcp_cong.c`): the window is a whole number of segments. Slow
+//! start adds one segment per segment acknowledged, up to ssthresh, and the
+//! rest of the ACK goes to congestion avoidance, which credits each
+//! acknowledged segment and adds a segment per window of credits: with
+//! delayed ACKs, slow start still doubles per round trip and congestion
+//! avoidance adds one segment. ssthresh is half of cwnd, at least two
+//! segments.
 
 use super::{CongestionControl, Window};
 use crate::time::SimTime;
+use crate::transport::tcp::config::CcRules;
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Reno;
+#[derive(Clone, Copy, Debug)]
+pub struct Reno {
+    pub rules: CcRules,
+    /// Linux: segments acknowledged in congestion avoidance and not yet
+    /// turned into window (`snd_cwnd_cnt`).
+    credit: u64,
+}
+
+impl Reno {
+    pub fn new(rules: CcRules) -> Reno {
+        Reno { rules, credit: 0 }
+    }
+}
+
+/// Segments counted for `acked` bytes, as Linux counts whole packets.
+pub(super) fn segments(acked: u64, mss: u32) -> u64 {
+    acked.div_ceil(mss as u64)
+}
+
+/// Linux's `tcp_reno_ssthresh()`: half of cwnd in whole segments, at least
+/// two, in bytes.
+pub(super) fn linux_ssthresh(w: &Window, mss: u32) -> f64 {
+    let cwnd = (w.cwnd / mss as f64).round() as u64;
+    ((cwnd / 2).max(2) * mss as u64) as f64
+}
+
+impl Reno {
+    fn linux_ack(&mut self, w: &mut Window, acked: u64, mss: u32) {
+        let m = mss as f64;
+        let mut cwnd = (w.cwnd / m).round() as u64;
+        let mut acked = segments(acked, mss);
+        let ssthresh = w.ssthresh / m;
+        if (cwnd as f64) < ssthresh {
+            // tcp_slow_start(): up to ssthresh, the rest carries over.
+            let to = (cwnd + acked).min(ssthresh.floor() as u64).max(cwnd);
+            acked -= to - cwnd;
+            cwnd = to;
+            if acked == 0 {
+                w.cwnd = cwnd as f64 * m;
+                return;
+            }
+        }
+        // tcp_cong_avoid_ai() with w = cwnd.
+        if self.credit >= cwnd {
+            self.credit = 0;
+            cwnd += 1;
+        }
+        self.credit += acked;
+        if self.credit >= cwnd {
+            let delta = self.credit / cwnd;
+            self.credit -= delta * cwnd;
+            cwnd += delta;
+        }
+        w.cwnd = cwnd as f64 * m;
+    }
+}
 
 impl CongestionControl for Reno {
     fn on_ack(
@@ -20,11 +86,22 @@ impl CongestionControl for Reno {
         _rtt: Option<SimTime>,
         _now: SimTime,
     ) {
+        if self.rules == CcRules::Linux {
+            return self.linux_ack(w, acked, mss);
+        }
         let mss = mss as f64;
         if w.cwnd < w.ssthresh {
             w.cwnd += (acked as f64).min(mss);
         } else {
             w.cwnd += mss * mss / w.cwnd;
+        }
+    }
+
+    fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, mss: u32) -> f64 {
+        match self.rules {
+            // RFC 5681 eq. (4)
+            CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
+            CcRules::Linux => linux_ssthresh(w, mss),
         }
     }
 }
@@ -35,7 +112,7 @@ mod tests {
 
     #[test]
     fn slow_start_then_linear() {
-        let mut r = Reno;
+        let mut r = Reno::new(CcRules::Rfc);
         let mut w = Window {
             cwnd: 1000.0,
             ssthresh: 3000.0,
@@ -46,5 +123,45 @@ mod tests {
         assert_eq!(w.cwnd, 3000.0);
         r.on_ack(&mut w, 1000, 1000, None, SimTime::ZERO);
         assert!((w.cwnd - (3000.0 + 1000.0 / 3.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn linux_counts_acknowledged_segments() {
+        let mut r = Reno::new(CcRules::Linux);
+        // Slow start with delayed ACKs: each ACK of two segments adds two,
+        // so a window of 10 becomes 20 in one round trip.
+        let mut w = Window {
+            cwnd: 10_000.0,
+            ssthresh: f64::INFINITY,
+        };
+        for _ in 0..5 {
+            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        }
+        assert_eq!(w.cwnd, 20_000.0);
+        // Slow start stops at ssthresh; the rest of the ACK is credit.
+        let mut w = Window {
+            cwnd: 9_000.0,
+            ssthresh: 10_000.0,
+        };
+        r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        assert_eq!(w.cwnd, 10_000.0);
+        assert_eq!(r.credit, 1);
+        // Congestion avoidance: one segment per window of acknowledged
+        // segments, whatever the ACKs' size: 5 ACKs of 2 at cwnd = 10.
+        let mut r = Reno::new(CcRules::Linux);
+        for _ in 0..4 {
+            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+            assert_eq!(w.cwnd, 10_000.0);
+        }
+        r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        assert_eq!(w.cwnd, 11_000.0);
+        assert_eq!(r.credit, 0);
+        // ssthresh: half of cwnd in whole segments, at least two.
+        assert_eq!(r.ssthresh_after_loss(&w, 50_000, 1000), 5_000.0);
+        let one = Window {
+            cwnd: 1000.0,
+            ssthresh: 1e9,
+        };
+        assert_eq!(r.ssthresh_after_loss(&one, 50_000, 1000), 2_000.0);
     }
 }

@@ -4,7 +4,7 @@
 use super::*;
 use crate::time::SimTime;
 use crate::transport::tcp::cc::{Cc, Window};
-use crate::transport::tcp::config::CcKind;
+use crate::transport::tcp::config::{CcKind, CcRules};
 use proptest::prelude::*;
 
 /// Five segments of 1000 bytes in flight, DupThresh 3.
@@ -171,7 +171,7 @@ impl Rig {
                 cwnd: 10.0 * mss as f64,
                 ssthresh: f64::INFINITY,
             },
-            cc: Cc::new(CcKind::Reno),
+            cc: Cc::new(CcKind::Reno, CcRules::Rfc),
             snd_una: 0,
             snd_max: 0,
             mss,
