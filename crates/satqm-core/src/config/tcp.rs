@@ -117,10 +117,11 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         c.cc_rules = match r.as_str() {
             "rfc" => CcRules::Rfc,
             "linux" => CcRules::Linux,
+            "linux-2009" => CcRules::Linux2009,
             other => {
                 return Err(ConfigError::new(
                     format!("{path}.cc_rules"),
-                    format!("unknown window rules {other:?} (known: rfc, linux)"),
+                    format!("unknown window rules {other:?} (known: rfc, linux, linux-2009)"),
                 ))
             }
         };
@@ -309,6 +310,13 @@ mod tests {
         assert_eq!(t.max_rto, SimTime::from_secs(120));
         assert_eq!(t.delayed_ack_timeout, SimTime::from_ms(40));
         assert_eq!(t.initial_window, 3, "RFC 3390 at an MSS of 1460");
+        {
+            use crate::transport::tcp::{CcRules, RtoRule};
+            assert_eq!(
+                (t.rto_rule, t.cc_rules, t.quickack),
+                (RtoRule::Linux, CcRules::Linux2009, 16)
+            );
+        }
         assert!(t.delayed_ack && t.window_scaling && t.initial_ssthresh.is_none());
         // An entry's profile replaces what [tcp] says for the keys it sets.
         let t = bulk_tcp(&format!(
@@ -368,7 +376,7 @@ mod tests {
         );
         assert_eq!(
             err(&format!("{BASE}\n[tcp]\ncc_rules = \"bsd\"\n")),
-            "tcp.cc_rules: unknown window rules \"bsd\" (known: rfc, linux)"
+            "tcp.cc_rules: unknown window rules \"bsd\" (known: rfc, linux, linux-2009)"
         );
         assert!(err(&format!("{BASE}\n[tcp]\nquickack = -1\n")).starts_with("tcp.quickack"));
     }

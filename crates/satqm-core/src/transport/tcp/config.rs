@@ -50,6 +50,13 @@ pub enum CcRules {
     /// to ssthresh), congestion avoidance one segment per window of
     /// acknowledged segments; ssthresh is half of cwnd, at least two.
     Linux,
+    /// Linux 2.6.2x without `tcp_abc` (`tcp_slow_start()` and
+    /// `tcp_cong_avoid_ai()` of those kernels): the window in whole
+    /// segments, growing by one segment per ACK in slow start (while cwnd
+    /// is at most ssthresh) and by one segment per cwnd + 1 ACKs in
+    /// congestion avoidance, whatever each ACK covers; ssthresh is half of
+    /// cwnd, at least two.
+    Linux2009,
 }
 
 /// TCP options of one connection.
@@ -146,7 +153,7 @@ pub enum Profile {
     /// 2.6.39's 10), quick ACKs for the first 16 segments and a
     /// delayed-ACK timeout of 40 ms (`TCP_ATO_MIN`, where Linux starts its
     /// adaptive timeout). Window growth is counted per ACK, as those
-    /// kernels did without `tcp_abc` (RFC 5681's rules). Linux's default
+    /// kernels did without `tcp_abc` ([`CcRules::Linux2009`]). Linux's default
     /// congestion control of that time, CUBIC, is not modelled: the
     /// profile keeps Reno's window growth.
     Linux2009,
@@ -181,6 +188,9 @@ impl Profile {
                 min_rto: SimTime::from_ms(200),
                 max_rto: SimTime::from_secs(120),
                 initial_rto: SimTime::from_secs(3),
+                rto_rule: RtoRule::Linux,
+                cc_rules: CcRules::Linux2009,
+                quickack: 16,
                 ..rfc
             },
         }

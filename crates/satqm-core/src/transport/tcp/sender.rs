@@ -467,7 +467,7 @@ impl TcpSender {
             self.win.cwnd = match self.cfg.cc_rules {
                 CcRules::Rfc => (self.win.cwnd / 2.0).max(mss),
                 // tcp_enter_cwr(): the window falls to ssthresh.
-                CcRules::Linux => self.win.ssthresh,
+                CcRules::Linux | CcRules::Linux2009 => self.win.ssthresh,
             };
         }
         self.ecn_recover = self.snd_max;

@@ -78,7 +78,7 @@ impl CongestionControl for Hybla {
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, mss: u32) -> f64 {
         match self.rules {
             CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
-            CcRules::Linux => linux_ssthresh(w, mss),
+            CcRules::Linux | CcRules::Linux2009 => linux_ssthresh(w, mss),
         }
     }
 }

@@ -47,6 +47,21 @@ pub(super) fn linux_ssthresh(w: &Window, mss: u32) -> f64 {
 }
 
 impl Reno {
+    /// Linux 2.6.2x: ACKs counted, not segments.
+    fn linux_2009_ack(&mut self, w: &mut Window, mss: u32) {
+        let m = mss as f64;
+        let mut cwnd = (w.cwnd / m).round() as u64;
+        if cwnd as f64 <= w.ssthresh / m {
+            cwnd += 1;
+        } else if self.credit >= cwnd {
+            cwnd += 1;
+            self.credit = 0;
+        } else {
+            self.credit += 1;
+        }
+        w.cwnd = cwnd as f64 * m;
+    }
+
     fn linux_ack(&mut self, w: &mut Window, acked: u64, mss: u32) {
         let m = mss as f64;
         let mut cwnd = (w.cwnd / m).round() as u64;
@@ -86,8 +101,10 @@ impl CongestionControl for Reno {
         _rtt: Option<SimTime>,
         _now: SimTime,
     ) {
-        if self.rules == CcRules::Linux {
-            return self.linux_ack(w, acked, mss);
+        match self.rules {
+            CcRules::Linux => return self.linux_ack(w, acked, mss),
+            CcRules::Linux2009 => return self.linux_2009_ack(w, mss),
+            CcRules::Rfc => {}
         }
         let mss = mss as f64;
         if w.cwnd < w.ssthresh {
@@ -101,7 +118,7 @@ impl CongestionControl for Reno {
         match self.rules {
             // RFC 5681 eq. (4)
             CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
-            CcRules::Linux => linux_ssthresh(w, mss),
+            CcRules::Linux | CcRules::Linux2009 => linux_ssthresh(w, mss),
         }
     }
 }
@@ -163,5 +180,27 @@ mod tests {
             ssthresh: 1e9,
         };
         assert_eq!(r.ssthresh_after_loss(&one, 50_000, 1000), 2_000.0);
+    }
+
+    #[test]
+    fn linux_2009_counts_acks() {
+        let mut r = Reno::new(CcRules::Linux2009);
+        // Slow start: one segment per ACK whatever it covers, up to one
+        // above ssthresh.
+        let mut w = Window {
+            cwnd: 10_000.0,
+            ssthresh: 12_000.0,
+        };
+        for _ in 0..3 {
+            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        }
+        assert_eq!(w.cwnd, 13_000.0);
+        // Congestion avoidance: one segment per cwnd + 1 ACKs.
+        for _ in 0..13 {
+            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+            assert_eq!(w.cwnd, 13_000.0);
+        }
+        r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        assert_eq!(w.cwnd, 14_000.0);
     }
 }
