@@ -7,6 +7,7 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
+use crate::transport::tcp::sndbuf::BUFFER_OVERHEAD;
 use crate::transport::tcp::{CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};
 use crate::units::{int_in, quantity_bytes, quantity_rate, quantity_time};
 
@@ -33,6 +34,8 @@ pub(super) fn tcp_for(
                 rto_rule: None,
                 cc_rules: None,
                 quickack: None,
+                rack: None,
+                send_buffer: None,
                 ..base.clone()
             };
             tcp_config(&overlay(&base, o), path)
@@ -56,6 +59,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         delayed_ack_timeout,
         window_scaling,
         receive_buffer,
+        send_buffer,
         ecn,
         rate_cap,
         min_rto,
@@ -64,6 +68,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         rto_rule,
         cc_rules,
         quickack,
+        rack,
         handshake,
         dupack_threshold,
         hybla_rtt0,
@@ -106,6 +111,19 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(b) = receive_buffer(raw, &c, path)? {
         c.receive_buffer = b;
     }
+    if let Some(q) = &raw.send_buffer {
+        let b = quantity_bytes(q, &format!("{path}.send_buffer"))?;
+        if b < c.mss as u64 + BUFFER_OVERHEAD {
+            return Err(ConfigError::new(
+                format!("{path}.send_buffer"),
+                format!(
+                    "must hold at least one segment ({} bytes: the MSS and {BUFFER_OVERHEAD} bytes of buffer overhead)",
+                    c.mss as u64 + BUFFER_OVERHEAD
+                ),
+            ));
+        }
+        c.send_buffer = Some(b);
+    }
     if let Some(e) = raw.ecn {
         c.ecn = e;
     }
@@ -129,6 +147,17 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(q) = raw.quickack {
         c.quickack = int_in(q, &format!("{path}.quickack"), 0, 1000)? as u32;
     }
+    if let Some(r) = raw.rack {
+        if r && c.recovery != Recovery::Sack {
+            return Err(ConfigError::new(
+                format!("{path}.rack"),
+                "needs recovery = \"sack\" (RACK reads the SACK scoreboard)",
+            ));
+        }
+        c.rack = r;
+    }
+    // A profile's RACK goes with its SACK recovery.
+    c.rack &= c.recovery == Recovery::Sack;
     if let Some(h) = raw.handshake {
         c.handshake = h;
     }
@@ -379,6 +408,15 @@ mod tests {
             "tcp.cc_rules: unknown window rules \"bsd\" (known: rfc, linux, linux-2009)"
         );
         assert!(err(&format!("{BASE}\n[tcp]\nquickack = -1\n")).starts_with("tcp.quickack"));
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\nrack = true\n")),
+            "tcp.rack: needs recovery = \"sack\" (RACK reads the SACK scoreboard)"
+        );
+        // The profile's RACK leaves with its SACK recovery.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux\"\nrecovery = \"newreno\"\n"
+        ));
+        assert!(!t.rack);
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: SimTime,
     pub window_scaling: bool,
     pub receive_buffer: u64,
+    /// The send buffer's size in bytes of memory (Linux's `SO_SNDBUF`, at
+    /// most `net.ipv4.tcp_wmem[2]`): see [`super::sndbuf`]; `None`: the
+    /// application's data is always there to send.
+    pub send_buffer: Option<u64>,
     pub ecn: bool,
     pub rate_cap: Option<Rate>,
     pub min_rto: SimTime,
@@ -85,6 +89,9 @@ pub struct TcpConfig {
     /// this many segments (16, `TCP_MAX_QUICKACKS`; half the receive window
     /// in segments if smaller); 0 turns it off.
     pub quickack: u32,
+    /// With SACK recovery: RACK's detection of lost retransmissions (RFC
+    /// 8985), on by default in Linux since 4.4 (`tcp_recovery = 1`).
+    pub rack: bool,
     pub handshake: bool,
     pub dupack_threshold: u32,
     /// Slow start threshold before the first loss, bytes; `None`: no limit
@@ -107,6 +114,7 @@ impl Default for TcpConfig {
             delayed_ack_timeout: SimTime::from_ms(200),
             window_scaling: true,
             receive_buffer: 16 * 1024 * 1024,
+            send_buffer: None,
             ecn: false,
             rate_cap: None,
             min_rto: SimTime::from_secs(1),
@@ -115,6 +123,7 @@ impl Default for TcpConfig {
             rto_rule: RtoRule::Rfc6298,
             cc_rules: CcRules::Rfc,
             quickack: 0,
+            rack: false,
             handshake: true,
             dupack_threshold: 3,
             initial_ssthresh: None,
@@ -139,7 +148,10 @@ pub enum Profile {
     /// (`TCP_RTO_MAX`), window growth counted in acknowledged segments and
     /// ssthresh from cwnd ([`CcRules::Linux`]), a delayed-ACK timeout of
     /// 40 ms (`TCP_ATO_MIN`) and quick ACKs for the first 16 segments
-    /// (`TCP_MAX_QUICKACKS`). Its congestion control is Reno (Linux's
+    /// (`TCP_MAX_QUICKACKS`), RACK's detection of lost retransmissions
+    /// (`tcp_recovery = 1`) and the retransmission timer restarted when the
+    /// first unacknowledged segment is resent; a send buffer of 4 MiB
+    /// (`tcp_wmem[2]`). Its congestion control is Reno (Linux's
     /// `reno`); the kernel's default, CUBIC, is not modelled yet.
     Linux,
     /// A Linux server of 2009 (kernels 2.6.27–2.6.32), from the constants
@@ -179,6 +191,8 @@ impl Profile {
                 rto_rule: RtoRule::Linux,
                 cc_rules: CcRules::Linux,
                 quickack: 16,
+                rack: true,
+                send_buffer: Some(4 * 1024 * 1024),
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {

@@ -21,6 +21,7 @@ pub mod recovery;
 pub mod rtt;
 pub mod segments;
 pub mod sender;
+pub mod sndbuf;
 pub mod stats;
 
 pub use config::{rfc3390_initial_window, CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};

@@ -15,10 +15,11 @@ use crate::time::SimTime;
 use crate::transport::Emit;
 
 use super::cc::{Cc, Window};
-use super::config::{CcRules, TcpConfig};
+use super::config::{CcRules, RtoRule, TcpConfig};
 use super::recovery::{AfterTimeout, AnyRecovery, Conn, DupAck, NewAck};
 use super::rtt::RttEstimator;
 use super::segments::Segments;
+use super::sndbuf::SendBuffer;
 pub use super::stats::{CutKind, SenderStats, WindowCut};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +71,8 @@ pub struct TcpSender {
     pub held_in_host: u32,
     /// Whether the window is in use: see [`CwndUse`].
     cwnd_use: CwndUse,
+    /// The send buffer, if the configuration limits it.
+    sndbuf: Option<SendBuffer>,
     /// `snd_una` when the retransmission timer last fired, until an ACK
     /// moves it: a timeout for the same segment again holds ssthresh.
     timer_retx_una: Option<u64>,
@@ -132,7 +135,7 @@ impl TcpSender {
                 ssthresh: cfg.initial_ssthresh.map_or(f64::INFINITY, |b| b as f64),
             },
             cc,
-            rec: AnyRecovery::new(cfg.recovery, cfg.dupack_threshold, cfg.mss),
+            rec: AnyRecovery::new(cfg.recovery, cfg.dupack_threshold, cfg.mss, cfg.rack),
             segs: Segments::default(),
             rtt,
             rto_deadline: None,
@@ -148,6 +151,7 @@ impl TcpSender {
             held_in_host: 0,
             cwnd_use: CwndUse::default(),
             timer_retx_una: None,
+            sndbuf: cfg.send_buffer.map(SendBuffer::new),
             stats: SenderStats::default(),
             cfg,
         }
@@ -319,7 +323,7 @@ impl TcpSender {
         self.peer_rwnd = pkt.rwnd;
         if pkt.n_sack > 0 {
             self.rec
-                .on_sack_blocks(&mut self.segs, &pkt.sack_blocks(), self.snd_una);
+                .on_sack_blocks(&mut self.segs, &pkt.sack_blocks(), self.snd_una, em.now);
         }
 
         // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK.
@@ -332,6 +336,8 @@ impl TcpSender {
         {
             self.on_dupack(em);
         }
+
+        self.rec.detect_lost_retransmissions(&mut self.segs);
 
         if pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
@@ -350,6 +356,9 @@ impl TcpSender {
         // cumulative ACK that jumps a repaired hole would otherwise time the
         // whole recovery.
         let retired = self.segs.retire(ack);
+        if let Some((sent_at, ever_retx)) = retired.latest {
+            self.rec.on_delivered(sent_at, ever_retx, now);
+        }
         // While ECN backs off at one segment, echoed ACKs give no sample,
         // which would undo the back-off (as ns-2's TCP agents do).
         let ecn_backing_off = !grow && self.ecn_backoff;
@@ -558,7 +567,12 @@ impl TcpSender {
         if retx {
             self.stats.retransmits += 1;
         }
-        if self.rto_deadline.is_none() {
+        if self.rto_deadline.is_none()
+            || (retx && start == self.snd_una && self.cfg.rto_rule == RtoRule::Linux)
+        {
+            // Linux also restarts the timer whenever it resends the first
+            // unacknowledged segment (tcp_xmit_retransmit_queue()), so a
+            // fast retransmission has a whole RTO to be acknowledged.
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         em.send(p);
@@ -569,6 +583,7 @@ impl TcpSender {
     fn retransmit_at(&mut self, seq: u64, em: &mut Emit) {
         if let Some(i) = self.segs.index(seq) {
             let (start, len) = self.segs.resend(i, em.now);
+            self.rec.on_resent(&self.segs, i, em.now);
             // Not held back by the pacer, but counted against it.
             self.emit_segment(start, len, true, em);
         }
@@ -606,6 +621,7 @@ impl TcpSender {
                     return;
                 }
                 let (start, len) = self.segs.resend(i, em.now);
+                self.rec.on_resent(&self.segs, i, em.now);
                 self.emit_segment(start, len, true, em);
                 continue;
             } else if self.snd_nxt < self.snd_max {
@@ -619,12 +635,20 @@ impl TcpSender {
                     return;
                 }
                 let (start, len) = self.segs.resend(i, em.now);
+                self.rec.on_resent(&self.segs, i, em.now);
                 self.snd_nxt += len as u64;
                 self.emit_segment(start, len, true, em);
                 continue;
             }
-            // 2. New data.
-            let avail = self.app_limit.saturating_sub(self.snd_max);
+            // 2. New data: what the application wrote, as far as the send
+            // buffer has taken it in.
+            let mut avail = self.app_limit.saturating_sub(self.snd_max);
+            if self.sndbuf.is_some() {
+                let mem = self.memory_in_flight();
+                if let Some(b) = &mut self.sndbuf {
+                    avail = b.sendable(avail, mem);
+                }
+            }
             if avail == 0 || self.ecn_hold_until.is_some() {
                 return;
             }
@@ -641,11 +665,33 @@ impl TcpSender {
                 return;
             }
             let start = self.snd_max;
+            if let Some(b) = &mut self.sndbuf {
+                b.sent(len);
+            }
             self.segs.push(start, len as u32, em.now);
             self.snd_max += len;
             self.snd_nxt = self.snd_max;
             self.emit_segment(start, len as u32, false, em);
         }
+    }
+
+    /// Memory the unacknowledged segments hold in the send buffer.
+    fn memory_in_flight(&self) -> u64 {
+        let mss = self.cfg.mss as f64;
+        // Linux's pacing rate (tcp_update_pacing_rate()): twice cwnd per
+        // SRTT early in slow start, 1.2 times after.
+        let pacing = self.rtt.srtt().map(|srtt| {
+            let flight = (self.snd_max - self.snd_una) as f64;
+            let ratio = if self.win.cwnd < self.win.ssthresh / 2.0 {
+                2.0
+            } else {
+                1.2
+            };
+            ratio * self.win.cwnd.max(flight) / srtt.secs_f64().max(1e-6)
+        });
+        let overhead = SendBuffer::overhead_per_segment(self.cfg.mss, pacing);
+        let unsacked = self.segs.len() as f64 - (self.segs.sacked_bytes() as f64 / mss).floor();
+        (self.snd_max - self.snd_una) + (overhead * unsacked.max(0.0)) as u64
     }
 
     fn take_rtt_sample(&mut self, r: SimTime) {

@@ -718,3 +718,33 @@ fn repeated_timeouts_for_one_segment_keep_ssthresh() {
     assert_eq!(timeouts[0], 6.0, "half of the 13 segments sent");
     assert!(timeouts.iter().all(|&s| s == 6.0), "{timeouts:?}");
 }
+
+#[test]
+fn rack_resends_a_lost_retransmission_without_a_timeout() {
+    // Segment 20 is lost twice: first sent and first resent. RFC 6675
+    // alone waits for the retransmission timer; RACK sees segments sent
+    // after the resend delivered and resends it again at once.
+    let mut timeouts = Vec::new();
+    for rack in [false, true] {
+        let mut c = cfg(Recovery::Sack);
+        c.initial_window = 40;
+        c.rack = rack;
+        let mut n = 0;
+        let drop = Box::new(move |p: &Packet| {
+            if p.seq / MSS == 20 && n < 2 {
+                n += 1;
+                return true;
+            }
+            false
+        });
+        let mut p = Pipe::new(c, 10_000_000, SimTime::from_ms(100), drop);
+        p.start(400 * MSS);
+        p.run(SimTime::from_secs(60));
+        assert!(p.snd.is_done());
+        assert_eq!(p.delivered, 400 * MSS);
+        let resends = p.sent.iter().filter(|s| s.1 == 20 * MSS && s.2).count();
+        assert_eq!(resends, 2, "rack={rack}");
+        timeouts.push(p.snd.stats.timeouts);
+    }
+    assert_eq!(timeouts, vec![1, 0], "timeouts without and with RACK");
+}

@@ -18,6 +18,7 @@
 //! `recover` point set by the previous one or by a timeout.
 
 mod newreno;
+mod rack;
 mod sack;
 
 pub use newreno::{NewReno, Reno, Tahoe};
@@ -27,6 +28,7 @@ use super::config::Recovery;
 
 use super::cc::{Cc, Window};
 use super::segments::Segments;
+use crate::time::SimTime;
 
 /// The part of the sender a recovery hook reads and moves.
 pub struct Conn<'a> {
@@ -133,9 +135,16 @@ pub enum AfterTimeout {
 pub trait LossRecovery {
     fn episode(&self) -> &Episode;
 
-    /// SACK blocks arrived, before the ACK carrying them is processed;
-    /// `snd_una` is still the value before it.
-    fn on_sack_blocks(&mut self, _segs: &mut Segments, _blocks: &[(u64, u64)], _snd_una: u64) {}
+    /// SACK blocks arrived at `now`, before the ACK carrying them is
+    /// processed; `snd_una` is still the value before it.
+    fn on_sack_blocks(
+        &mut self,
+        _segs: &mut Segments,
+        _blocks: &[(u64, u64)],
+        _snd_una: u64,
+        _now: SimTime,
+    ) {
+    }
 
     /// New data was cumulatively acknowledged: `acked` bytes, already
     /// retired from `c.segs` and counted into `c.snd_una`.
@@ -185,13 +194,15 @@ macro_rules! dispatch {
 }
 
 impl AnyRecovery {
-    pub fn new(kind: Recovery, dupthresh: u32, mss: u32) -> AnyRecovery {
+    /// `rack`: SACK recovery also detects lost retransmissions by time
+    /// (RFC 8985); the other variants have no scoreboard for it.
+    pub fn new(kind: Recovery, dupthresh: u32, mss: u32, rack: bool) -> AnyRecovery {
         let ep = Episode::new(dupthresh);
         match kind {
             Recovery::Tahoe => AnyRecovery::Tahoe(Tahoe { ep }),
             Recovery::Reno => AnyRecovery::Reno(Reno { ep }),
             Recovery::NewReno => AnyRecovery::NewReno(NewReno::new(ep)),
-            Recovery::Sack => AnyRecovery::Sack(Sack::new(ep, mss)),
+            Recovery::Sack => AnyRecovery::Sack(Sack::new(ep, mss, rack)),
         }
     }
 
@@ -201,8 +212,40 @@ impl AnyRecovery {
     }
 
     #[inline]
-    pub fn on_sack_blocks(&mut self, segs: &mut Segments, blocks: &[(u64, u64)], snd_una: u64) {
-        dispatch!(self, r => r.on_sack_blocks(segs, blocks, snd_una))
+    pub fn on_sack_blocks(
+        &mut self,
+        segs: &mut Segments,
+        blocks: &[(u64, u64)],
+        snd_una: u64,
+        now: SimTime,
+    ) {
+        dispatch!(self, r => r.on_sack_blocks(segs, blocks, snd_una, now))
+    }
+
+    // RACK's three hooks: only SACK recovery keeps the state.
+
+    /// The cumulative ACK delivered a segment last sent at `sent_at`.
+    #[inline]
+    pub fn on_delivered(&mut self, sent_at: SimTime, ever_retx: bool, now: SimTime) {
+        if let AnyRecovery::Sack(r) = self {
+            r.on_delivered(sent_at, ever_retx, now);
+        }
+    }
+
+    /// Segment `i` was just resent at `now`.
+    #[inline]
+    pub fn on_resent(&mut self, segs: &Segments, i: usize, now: SimTime) {
+        if let AnyRecovery::Sack(r) = self {
+            r.on_resent(segs, i, now);
+        }
+    }
+
+    /// After an ACK: deem lost the retransmissions RACK finds lost.
+    #[inline]
+    pub fn detect_lost_retransmissions(&mut self, segs: &mut Segments) {
+        if let AnyRecovery::Sack(r) = self {
+            r.detect_lost_retransmissions(segs);
+        }
     }
 
     #[inline]

@@ -36,7 +36,9 @@
 //!   newly deemed lost below it moves it back down, which happens for the
 //!   segments at the edge (above every earlier one) and after a timeout.
 
+use super::rack::Rack;
 use super::{AfterTimeout, Conn, DupAck, Episode, LossRecovery, NewAck};
+use crate::time::SimTime;
 use crate::transport::tcp::segments::Segments;
 
 #[derive(Clone, Debug)]
@@ -52,16 +54,42 @@ pub struct Sack {
     sacked_above: u64,
     /// An ordinal below which no segment is to be resent.
     cursor: u64,
+    /// RACK's detection of lost retransmissions, if enabled.
+    rack: Option<Box<Rack>>,
 }
 
 impl Sack {
-    pub(super) fn new(ep: Episode, mss: u32) -> Sack {
+    pub(super) fn new(ep: Episode, mss: u32, rack: bool) -> Sack {
         Sack {
             lost_limit: (ep.dupthresh.saturating_sub(1) as u64) * mss as u64,
             edge: 0,
             sacked_above: 0,
             cursor: 0,
+            rack: rack.then(Box::default),
             ep,
+        }
+    }
+
+    pub(super) fn on_delivered(&mut self, sent_at: SimTime, ever_retx: bool, now: SimTime) {
+        if let Some(r) = &mut self.rack {
+            r.delivered(sent_at, ever_retx, now);
+        }
+    }
+
+    pub(super) fn on_resent(&mut self, segs: &Segments, i: usize, now: SimTime) {
+        if let Some(r) = &mut self.rack {
+            r.resent(segs.first_ordinal() + i as u64, now);
+        }
+    }
+
+    pub(super) fn detect_lost_retransmissions(&mut self, segs: &mut Segments) {
+        let Some(r) = &mut self.rack else {
+            return;
+        };
+        let mut lost = Vec::new();
+        r.detect(segs, |i| lost.push(i));
+        for i in lost {
+            self.mark_lost(segs, i);
         }
     }
 
@@ -109,7 +137,13 @@ impl LossRecovery for Sack {
         &self.ep
     }
 
-    fn on_sack_blocks(&mut self, segs: &mut Segments, blocks: &[(u64, u64)], snd_una: u64) {
+    fn on_sack_blocks(
+        &mut self,
+        segs: &mut Segments,
+        blocks: &[(u64, u64)],
+        snd_una: u64,
+        now: SimTime,
+    ) {
         let mut changed = false;
         let first = segs.first_ordinal();
         for &(s, e) in blocks {
@@ -122,8 +156,12 @@ impl LossRecovery for Sack {
                     break;
                 }
                 let len = seg.len as u64;
+                let (sent_at, ever_retx) = (seg.sent_at, seg.ever_retx);
                 if segs.sack(i) {
                     changed = true;
+                    if let Some(r) = &mut self.rack {
+                        r.delivered(sent_at, ever_retx, now);
+                    }
                     if first + i as u64 >= self.edge {
                         self.sacked_above += len;
                     }

@@ -13,19 +13,19 @@ fn five() -> (Sack, Segments) {
     for k in 0..5 {
         segs.push(k * 1000, 1000, SimTime::ZERO);
     }
-    (Sack::new(Episode::new(3), 1000), segs)
+    (Sack::new(Episode::new(3), 1000, false), segs)
 }
 
 #[test]
 fn is_lost_needs_more_than_dupthresh_minus_one_segments_above() {
     // Two segments SACKed above: (DupThresh - 1) * SMSS, not more.
     let (mut s, mut segs) = five();
-    s.on_sack_blocks(&mut segs, &[(3000, 5000)], 0);
+    s.on_sack_blocks(&mut segs, &[(3000, 5000)], 0, SimTime::ZERO);
     assert_eq!(s.next_lost(&segs), None);
     assert_eq!(s.pipe(&segs, 0, 5000), 3000);
     // Three above: the two holes below are lost and leave the pipe.
     let (mut s, mut segs) = five();
-    s.on_sack_blocks(&mut segs, &[(2000, 5000)], 0);
+    s.on_sack_blocks(&mut segs, &[(2000, 5000)], 0, SimTime::ZERO);
     assert_eq!(s.next_lost(&segs), Some(0));
     assert_eq!(s.pipe(&segs, 0, 5000), 0);
     // Resent, the first counts in the pipe again and NextSeg moves on.
@@ -162,7 +162,7 @@ struct Rig {
 
 impl Rig {
     fn new(dupthresh: u32, mss: u32) -> Rig {
-        let sack = Sack::new(Episode::new(dupthresh), mss);
+        let sack = Sack::new(Episode::new(dupthresh), mss, false);
         let lost_limit = sack.lost_limit;
         Rig {
             sack,
@@ -250,7 +250,7 @@ impl Rig {
             .map(|&(o, l)| (base + o, base + o + l))
             .collect();
         self.sack
-            .on_sack_blocks(&mut self.segs, &blocks, self.snd_una);
+            .on_sack_blocks(&mut self.segs, &blocks, self.snd_una, SimTime::ZERO);
         self.oracle.sack_blocks(&blocks, self.snd_una);
         let ack = (self.snd_una + advance).min(self.snd_max);
         if ack > self.snd_una {
