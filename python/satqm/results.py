@@ -132,6 +132,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "retransmits": _INT,
         "fast_retransmits": _INT,
         "timeouts": _INT,
+        "loss_probes": _INT,
         "ecn_reductions": _INT,
         "rtt_samples": _INT,
         "rtt_min_s": _F,

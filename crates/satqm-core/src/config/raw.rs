@@ -214,6 +214,7 @@ pub struct RawTcp {
     pub cc_rules: Option<String>,
     pub quickack: Option<i64>,
     pub rack: Option<bool>,
+    pub tlp: Option<bool>,
     pub handshake: Option<bool>,
     pub dupack_threshold: Option<i64>,
     pub hybla_rtt0: Option<Quantity>,

@@ -35,6 +35,7 @@ pub(super) fn tcp_for(
                 cc_rules: None,
                 quickack: None,
                 rack: None,
+                tlp: None,
                 send_buffer: None,
                 ..base.clone()
             };
@@ -69,6 +70,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         cc_rules,
         quickack,
         rack,
+        tlp,
         handshake,
         dupack_threshold,
         hybla_rtt0,
@@ -158,6 +160,16 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     }
     // A profile's RACK goes with its SACK recovery.
     c.rack &= c.recovery == Recovery::Sack;
+    if let Some(t) = raw.tlp {
+        if t && !c.rack {
+            return Err(ConfigError::new(
+                format!("{path}.tlp"),
+                "needs rack = true (RACK detects the losses a probe reveals)",
+            ));
+        }
+        c.tlp = t;
+    }
+    c.tlp &= c.rack;
     if let Some(h) = raw.handshake {
         c.handshake = h;
     }

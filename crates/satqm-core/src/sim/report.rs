@@ -31,6 +31,7 @@ rows! {
         pub retransmits: u64,
         pub fast_retransmits: u64,
         pub timeouts: u64,
+        pub loss_probes: u64,
         pub ecn_reductions: u64,
         pub rtt_samples: u64,
         pub rtt_min_s: f64,
@@ -109,6 +110,7 @@ pub struct RunSummary {
     pub web_births_per_s: f64,
     pub retransmits_total: u64,
     pub timeouts_total: u64,
+    pub loss_probes_total: u64,
     pub bottleneck_packets: u64,
     pub bottleneck_rate_bps: u64,
     pub packets_created: u64,
@@ -157,6 +159,7 @@ impl RunSummary {
             ("web_births_per_s", R(self.web_births_per_s)),
             ("retransmits_total", C(self.retransmits_total)),
             ("timeouts_total", C(self.timeouts_total)),
+            ("loss_probes_total", C(self.loss_probes_total)),
             ("bottleneck_packets", C(self.bottleneck_packets)),
             ("bottleneck_rate_bps", C(self.bottleneck_rate_bps)),
             ("packets_created", C(self.packets_created)),
@@ -231,6 +234,7 @@ impl Simulation {
             retransmits: 0,
             fast_retransmits: 0,
             timeouts: 0,
+            loss_probes: 0,
             ecn_reductions: 0,
             rtt_samples: 0,
             rtt_min_s: 0.0,
@@ -244,6 +248,7 @@ impl Simulation {
             s.retransmits = st.retransmits;
             s.fast_retransmits = st.fast_retransmits;
             s.timeouts = st.timeouts;
+            s.loss_probes = st.loss_probes;
             s.ecn_reductions = st.ecn_reductions;
             s.rtt_samples = st.rtt.samples;
             (s.rtt_min_s, s.rtt_mean_s, s.rtt_max_s) = st.rtt.seconds();
@@ -338,6 +343,7 @@ impl Simulation {
             web_births_per_s: per_s(web_births as f64),
             retransmits_total: flows.iter().map(|f| f.retransmits).sum(),
             timeouts_total: flows.iter().map(|f| f.timeouts).sum(),
+            loss_probes_total: flows.iter().map(|f| f.loss_probes).sum(),
             bottleneck_packets: bl.port.tx_packets_total(),
             bottleneck_rate_bps: bl.rate().bps(),
             packets_created: self.packet_counts().created,

@@ -89,9 +89,12 @@ pub struct TcpConfig {
     /// this many segments (16, `TCP_MAX_QUICKACKS`; half the receive window
     /// in segments if smaller); 0 turns it off.
     pub quickack: u32,
-    /// With SACK recovery: RACK's detection of lost retransmissions (RFC
-    /// 8985), on by default in Linux since 4.4 (`tcp_recovery = 1`).
+    /// With SACK recovery: RACK's loss detection by time (RFC 8985), on
+    /// by default in Linux since 4.4 (`tcp_recovery = 1`).
     pub rack: bool,
+    /// With RACK: tail loss probes (RFC 8985 section 7), Linux's
+    /// `tcp_early_retrans = 3`.
+    pub tlp: bool,
     pub handshake: bool,
     pub dupack_threshold: u32,
     /// Slow start threshold before the first loss, bytes; `None`: no limit
@@ -124,6 +127,7 @@ impl Default for TcpConfig {
             cc_rules: CcRules::Rfc,
             quickack: 0,
             rack: false,
+            tlp: false,
             handshake: true,
             dupack_threshold: 3,
             initial_ssthresh: None,
@@ -148,8 +152,8 @@ pub enum Profile {
     /// (`TCP_RTO_MAX`), window growth counted in acknowledged segments and
     /// ssthresh from cwnd ([`CcRules::Linux`]), a delayed-ACK timeout of
     /// 40 ms (`TCP_ATO_MIN`) and quick ACKs for the first 16 segments
-    /// (`TCP_MAX_QUICKACKS`), RACK's detection of lost retransmissions
-    /// (`tcp_recovery = 1`) and the retransmission timer restarted when the
+    /// (`TCP_MAX_QUICKACKS`), RACK-TLP loss detection (`tcp_recovery = 1`,
+    /// `tcp_early_retrans = 3`) and the retransmission timer restarted when the
     /// first unacknowledged segment is resent; a send buffer of 4 MiB
     /// (`tcp_wmem[2]`). Its congestion control is Reno (Linux's
     /// `reno`); the kernel's default, CUBIC, is not modelled yet.
@@ -192,6 +196,7 @@ impl Profile {
                 cc_rules: CcRules::Linux,
                 quickack: 16,
                 rack: true,
+                tlp: true,
                 send_buffer: Some(4 * 1024 * 1024),
                 ..rfc
             },

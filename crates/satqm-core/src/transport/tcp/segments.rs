@@ -77,9 +77,9 @@ pub struct Retired {
     pub newest: Option<Seg>,
     /// Some covered segment was ever retransmitted.
     pub covers_retx: bool,
-    /// The covered segment sent last, if any: when, and whether it was a
-    /// retransmission.
-    pub latest: Option<(SimTime, bool)>,
+    /// The covered segment sent last, if any: when, where it ended, and
+    /// whether it was a retransmission.
+    pub latest: Option<(SimTime, u64, bool)>,
 }
 
 /// The segments in flight, oldest first.
@@ -114,12 +114,12 @@ impl Segments {
     pub fn retire(&mut self, ack: u64) -> Retired {
         let mut newest = None;
         let mut covers_retx = false;
-        let mut latest: Option<(SimTime, bool)> = None;
+        let mut latest: Option<(SimTime, u64, bool)> = None;
         while let Some(s) = self.q.front_mut() {
             if s.end() <= ack {
                 covers_retx |= s.ever_retx;
                 if latest.is_none_or(|l| s.sent_at >= l.0) {
-                    latest = Some((s.sent_at, s.ever_retx));
+                    latest = Some((s.sent_at, s.end(), s.ever_retx));
                 }
                 if self.sacked_bytes | self.lost_bytes != 0 {
                     let (sacked, to_resend, len) = (s.sacked, s.to_resend(), s.len as u64);

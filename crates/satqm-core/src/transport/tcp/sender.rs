@@ -73,6 +73,10 @@ pub struct TcpSender {
     cwnd_use: CwndUse,
     /// The send buffer, if the configuration limits it.
     sndbuf: Option<SendBuffer>,
+    /// When the tail loss probe is due.
+    tlp_deadline: Option<SimTime>,
+    /// `snd_max` when the last probe went out, until it is acknowledged.
+    tlp_high_seq: Option<u64>,
     /// `snd_una` when the retransmission timer last fired, until an ACK
     /// moves it: a timeout for the same segment again holds ssthresh.
     timer_retx_una: Option<u64>,
@@ -152,6 +156,8 @@ impl TcpSender {
             cwnd_use: CwndUse::default(),
             timer_retx_una: None,
             sndbuf: cfg.send_buffer.map(SendBuffer::new),
+            tlp_deadline: None,
+            tlp_high_seq: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -246,7 +252,12 @@ impl TcpSender {
             (x, y) => x.or(y),
         };
         let pace = self.pace_blocked.then_some(self.pace_next);
-        min(min(self.rto_deadline, pace), self.ecn_hold_until)
+        let first = min(min(self.rto_deadline, pace), self.ecn_hold_until);
+        if self.cfg.rack {
+            min(min(first, self.tlp_deadline), self.rec.reorder_deadline())
+        } else {
+            first
+        }
     }
 
     /// A segment this sender emitted has only now left its host: it waited
@@ -285,6 +296,14 @@ impl TcpSender {
         if self.ecn_hold_until.is_some_and(|t| now >= t) {
             self.ecn_hold_until = None;
             self.output(em);
+        }
+        if self.rec.reorder_deadline().is_some_and(|t| now >= t) {
+            self.rack_detect(em);
+            self.output(em);
+        }
+        if self.tlp_deadline.is_some_and(|t| now >= t) {
+            self.tlp_deadline = None;
+            self.send_loss_probe(em);
         }
         if let Some(d) = self.rto_deadline {
             if now >= d {
@@ -337,12 +356,78 @@ impl TcpSender {
             self.on_dupack(em);
         }
 
-        self.rec.detect_lost_retransmissions(&mut self.segs);
+        if ack >= self.tlp_high_seq.unwrap_or(u64::MAX) {
+            self.tlp_high_seq = None;
+        }
+        self.rack_detect(em);
 
         if pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
         }
         self.output(em);
+        self.arm_loss_probe(em.now);
+    }
+
+    /// RACK's loss detection (a no-op without it); a recovery it starts
+    /// is logged and its first segment resent at once.
+    fn rack_detect(&mut self, em: &mut Emit) {
+        let before = self.win.cwnd;
+        let srtt = self.rtt.srtt();
+        let (rec, mut c) = self.recovery();
+        if rec.rack_detect(&mut c, em.now, srtt) {
+            self.log_loss(em.now, before);
+            self.retransmit_at(self.snd_una, em);
+        }
+    }
+
+    /// Tail loss probe (RFC 8985 section 7, Linux's
+    /// tcp_schedule_loss_probe()): while no loss episode is under way and
+    /// data is outstanding, a probe is due two SRTTs after the last send or
+    /// ACK (plus the minimum RTO with one segment out, whose ACK may be
+    /// delayed), and no later than the retransmission timer.
+    fn arm_loss_probe(&mut self, now: SimTime) {
+        self.tlp_deadline = None;
+        if !self.cfg.tlp
+            || self.state != SenderState::Established
+            || self.snd_max == self.snd_una
+            || !self.rec.is_open(self.snd_una)
+        {
+            return;
+        }
+        let (Some(srtt), Some(rto_at)) = (self.rtt.srtt(), self.rto_deadline) else {
+            return;
+        };
+        let extra = if self.segs.len() == 1 {
+            self.cfg.min_rto
+        } else {
+            SimTime::from_ms(2)
+        };
+        self.tlp_deadline = Some((now + srtt + srtt + extra).min(rto_at));
+    }
+
+    /// The probe is due: send one new segment whatever cwnd, or, with
+    /// nothing new to send, resend the last one (tcp_send_loss_probe());
+    /// one probe at a time. The retransmission timer starts over.
+    fn send_loss_probe(&mut self, em: &mut Emit) {
+        if self.tlp_high_seq.is_none() && self.held_in_host == 0 {
+            let sent_before = self.stats.segments_sent;
+            if let Some(len) = self.new_segment_len() {
+                if self.snd_max + len - self.snd_una <= self.peer_rwnd {
+                    self.send_new_segment(len, em);
+                }
+            }
+            if self.stats.segments_sent == sent_before && !self.segs.is_empty() {
+                let i = self.segs.len() - 1;
+                let (start, len) = self.segs.resend(i, em.now);
+                self.rec.on_resent(&self.segs, i, em.now);
+                self.emit_segment(start, len, true, em);
+            }
+            if self.stats.segments_sent > sent_before {
+                self.tlp_high_seq = Some(self.snd_max);
+                self.stats.loss_probes += 1;
+            }
+        }
+        self.rto_deadline = Some(em.now + self.rtt.rto());
     }
 
     // ----- ACK processing ---------------------------------------------------
@@ -356,8 +441,8 @@ impl TcpSender {
         // cumulative ACK that jumps a repaired hole would otherwise time the
         // whole recovery.
         let retired = self.segs.retire(ack);
-        if let Some((sent_at, ever_retx)) = retired.latest {
-            self.rec.on_delivered(sent_at, ever_retx, now);
+        if let Some((sent_at, end, ever_retx)) = retired.latest {
+            self.rec.on_delivered(sent_at, end, ever_retx, now);
         }
         // While ECN backs off at one segment, echoed ACKs give no sample,
         // which would undo the back-off (as ns-2's TCP agents do).
@@ -488,6 +573,8 @@ impl TcpSender {
     fn on_rto(&mut self, em: &mut Emit) {
         let now = em.now;
         self.stats.timeouts += 1;
+        self.tlp_high_seq = None;
+        self.tlp_deadline = None;
         self.rtt.back_off();
         if self.state == SenderState::SynSent {
             self.syn_retx = true;
@@ -600,15 +687,18 @@ impl TcpSender {
         // Linux: `is_cwnd_limited` when packets in flight >= cwnd.
         let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
         let limited = pipe + self.cfg.mss as u64 > self.win.cwnd as u64;
-        if limited || self.stats.segments_sent > sent_before {
+        let sent = self.stats.segments_sent > sent_before;
+        if limited || sent {
             let flight = self.snd_max - self.snd_una;
             self.cwnd_use
                 .update(limited, flight, self.snd_una, self.snd_max);
         }
+        if sent && self.cfg.tlp {
+            self.arm_loss_probe(em.now);
+        }
     }
 
     fn send(&mut self, em: &mut Emit) {
-        let mss = self.cfg.mss as u64;
         // Sending changes no window: read it once.
         let cwnd = self.win.cwnd as u64;
         loop {
@@ -640,23 +730,13 @@ impl TcpSender {
                 self.emit_segment(start, len, true, em);
                 continue;
             }
-            // 2. New data: what the application wrote, as far as the send
-            // buffer has taken it in.
-            let mut avail = self.app_limit.saturating_sub(self.snd_max);
-            if self.sndbuf.is_some() {
-                let mem = self.memory_in_flight();
-                if let Some(b) = &mut self.sndbuf {
-                    avail = b.sendable(avail, mem);
-                }
-            }
-            if avail == 0 || self.ecn_hold_until.is_some() {
+            // 2. New data.
+            if self.ecn_hold_until.is_some() {
                 return;
             }
-            let len = avail.min(mss);
-            if len < mss && !self.closed && self.snd_max > self.snd_una {
-                // Nagle: hold a small segment while data is outstanding.
+            let Some(len) = self.new_segment_len() else {
                 return;
-            }
+            };
             let in_flight = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
             if in_flight + len > cwnd || self.snd_max + len - self.snd_una > self.peer_rwnd {
                 return;
@@ -664,15 +744,41 @@ impl TcpSender {
             if !self.pace_ok(em.now) {
                 return;
             }
-            let start = self.snd_max;
-            if let Some(b) = &mut self.sndbuf {
-                b.sent(len);
-            }
-            self.segs.push(start, len as u32, em.now);
-            self.snd_max += len;
-            self.snd_nxt = self.snd_max;
-            self.emit_segment(start, len as u32, false, em);
+            self.send_new_segment(len, em);
         }
+    }
+
+    /// The length of the next new segment, if one may go: what the
+    /// application wrote, as far as the send buffer has taken it in, held
+    /// back by Nagle's rule while data is outstanding if less than a
+    /// segment.
+    fn new_segment_len(&mut self) -> Option<u64> {
+        let mut avail = self.app_limit.saturating_sub(self.snd_max);
+        if self.sndbuf.is_some() {
+            let mem = self.memory_in_flight();
+            if let Some(b) = &mut self.sndbuf {
+                avail = b.sendable(avail, mem);
+            }
+        }
+        if avail == 0 {
+            return None;
+        }
+        let len = avail.min(self.cfg.mss as u64);
+        if len < self.cfg.mss as u64 && !self.closed && self.snd_max > self.snd_una {
+            return None;
+        }
+        Some(len)
+    }
+
+    fn send_new_segment(&mut self, len: u64, em: &mut Emit) {
+        let start = self.snd_max;
+        if let Some(b) = &mut self.sndbuf {
+            b.sent(len);
+        }
+        self.segs.push(start, len as u32, em.now);
+        self.snd_max += len;
+        self.snd_nxt = self.snd_max;
+        self.emit_segment(start, len as u32, false, em);
     }
 
     /// Memory the unacknowledged segments hold in the send buffer.

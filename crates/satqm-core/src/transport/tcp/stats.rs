@@ -12,6 +12,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 section 7).
+    pub loss_probes: u64,
     pub ecn_reductions: u64,
     pub rtt: RttStats,
 }

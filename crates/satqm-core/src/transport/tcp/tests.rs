@@ -748,3 +748,57 @@ fn rack_resends_a_lost_retransmission_without_a_timeout() {
     }
     assert_eq!(timeouts, vec![1, 0], "timeouts without and with RACK");
 }
+
+#[test]
+fn tail_loss_probe_repairs_a_lost_tail_without_a_timeout() {
+    // The last two segments of a transfer are lost: nothing after them
+    // can raise duplicate ACKs. Without a probe the retransmission timer
+    // repairs them; with RACK-TLP the probe (the last segment resent, as
+    // there is no new data) is SACKed, RACK deems the segment before it
+    // lost, and a fast recovery resends it.
+    let mut out = Vec::new();
+    for tlp in [false, true] {
+        let mut c = cfg(Recovery::Sack);
+        c.initial_window = 10;
+        c.rack = tlp;
+        c.tlp = tlp;
+        let mut p = Pipe::new(c, 10_000_000, SimTime::from_ms(50), lose_first(&[18, 19]));
+        p.start(20 * MSS);
+        p.run(SimTime::from_secs(30));
+        assert!(p.snd.is_done());
+        assert_eq!(p.delivered, 20 * MSS);
+        out.push((
+            p.snd.stats.timeouts,
+            p.snd.stats.loss_probes,
+            p.snd.stats.fast_retransmits,
+        ));
+    }
+    assert_eq!(out[0], (1, 0, 0), "without TLP: one timeout");
+    assert_eq!(out[1], (0, 1, 1), "with TLP: a probe, then fast recovery");
+}
+
+#[test]
+fn rack_deems_a_segment_lost_by_time_with_fewer_than_three_sacks() {
+    // The first of three segments is lost: the two after it are SACKed,
+    // fewer than DupThresh, so RFC 6675 never deems it lost and the timer
+    // repairs it. RACK deems it lost once the newest delivery's RTT plus a
+    // quarter of the smallest RTT has passed since it was sent.
+    let mut out = Vec::new();
+    for rack in [false, true] {
+        let mut c = cfg(Recovery::Sack);
+        c.initial_window = 3;
+        c.rack = rack;
+        let mut p = Pipe::new(c, 10_000_000, SimTime::from_ms(50), lose_first(&[0]));
+        p.start(3 * MSS);
+        p.run(SimTime::from_secs(30));
+        assert!(p.snd.is_done());
+        let resent_at = p.sent.iter().find(|s| s.2).map(|s| s.0).unwrap();
+        out.push((p.snd.stats.timeouts, resent_at));
+    }
+    assert_eq!(out[0].0, 1, "without RACK: the timer");
+    assert_eq!(out[1].0, 0, "with RACK: no timeout");
+    // The SACK of segment 1 comes at about 101 ms (RTT 100 ms plus a
+    // segment's serialization); RACK waits RTT/4 more.
+    let t = out[1].1.secs_f64();
+    assert!((0.12..0.14).contains(&t), "resent at {t}");
+}

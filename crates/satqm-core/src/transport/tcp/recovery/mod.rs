@@ -222,13 +222,14 @@ impl AnyRecovery {
         dispatch!(self, r => r.on_sack_blocks(segs, blocks, snd_una, now))
     }
 
-    // RACK's three hooks: only SACK recovery keeps the state.
+    // RACK's hooks: only SACK recovery keeps its state.
 
-    /// The cumulative ACK delivered a segment last sent at `sent_at`.
+    /// The cumulative ACK delivered a segment ending at `end`, last sent
+    /// at `sent_at`.
     #[inline]
-    pub fn on_delivered(&mut self, sent_at: SimTime, ever_retx: bool, now: SimTime) {
+    pub fn on_delivered(&mut self, sent_at: SimTime, end: u64, ever_retx: bool, now: SimTime) {
         if let AnyRecovery::Sack(r) = self {
-            r.on_delivered(sent_at, ever_retx, now);
+            r.on_delivered(sent_at, end, ever_retx, now);
         }
     }
 
@@ -240,12 +241,34 @@ impl AnyRecovery {
         }
     }
 
-    /// After an ACK: deem lost the retransmissions RACK finds lost.
+    /// RACK's loss detection, after an ACK or at its reordering timer:
+    /// true if it starts a recovery (the window is cut; resend the first
+    /// unacknowledged segment now).
     #[inline]
-    pub fn detect_lost_retransmissions(&mut self, segs: &mut Segments) {
-        if let AnyRecovery::Sack(r) = self {
-            r.detect_lost_retransmissions(segs);
+    pub fn rack_detect(&mut self, c: &mut Conn, now: SimTime, srtt: Option<SimTime>) -> bool {
+        match self {
+            AnyRecovery::Sack(r) => r.rack_detect(c, now, srtt),
+            _ => false,
         }
+    }
+
+    /// When RACK's reordering timer is due.
+    #[inline]
+    pub fn reorder_deadline(&self) -> Option<SimTime> {
+        match self {
+            AnyRecovery::Sack(r) => r.reorder_deadline(),
+            _ => None,
+        }
+    }
+
+    /// No loss episode is under way (Linux's Open state): not in fast
+    /// recovery, and not repairing a timeout's losses.
+    #[inline]
+    pub fn is_open(&self, snd_una: u64) -> bool {
+        dispatch!(self, r => {
+            let ep = r.episode();
+            !ep.in_recovery && snd_una >= ep.recover
+        })
     }
 
     #[inline]

@@ -1,23 +1,30 @@
-//! RACK's detection of lost retransmissions (RFC 8985 section 6.2, as
-//! Linux runs it beside RFC 6675's rules: `net/ipv4/tcp_recovery.c`).
+//! RACK: loss detection by time (RFC 8985 section 6, as Linux runs it
+//! beside RFC 6675's rules: `net/ipv4/tcp_recovery.c`).
 //!
-//! RFC 6675 deems a segment lost by the SACKed data above it, which says
-//! nothing about a retransmission: once resent, a segment that is lost
-//! again waits for the retransmission timer. RACK deems a segment lost by
-//! time instead: when a segment sent *after* it has been delivered
-//! (cumulatively acknowledged or SACKed), it should have been delivered
-//! too, give or take a reordering window. satqm's links never reorder a
-//! flow's packets, and Linux uses no reordering window in recovery until it
-//! has seen reordering, so the rule here is: a retransmission sent before
-//! the most recently sent delivered segment is lost.
+//! RFC 6675 deems a segment lost by the SACKed data above it: it needs
+//! DupThresh segments delivered after a loss, and says nothing about a
+//! retransmission, which, lost again, waits for the retransmission timer.
+//! RACK deems a segment lost by time: once a segment sent *after* it has
+//! been delivered (cumulatively acknowledged or SACKed), it should have been
+//! delivered too, give or take a reordering window. A segment sent before
+//! the most recently sent delivered one is lost when it has been out for
+//! the RTT of that delivery plus the reordering window; until then a timer
+//! waits for it.
+//!
+//! The reordering window is Linux's: none in recovery or once DupThresh
+//! segments are SACKed (reordering has never been seen: satqm's links keep
+//! a flow's packets in order), else a quarter of the smallest RTT, at most
+//! SRTT (`tcp_rack_reo_wnd()`).
 //!
 //! An ACK that may be for the original transmission of a retransmitted
-//! segment (it arrives sooner than the smallest RTT after the resend) does
+//! segment (it comes sooner than the smallest RTT after the resend) does
 //! not count as delivery of the resend (the RFC's Karn-like rule).
 //!
-//! The retransmissions in flight are kept in the order they were sent, so
-//! each ACK looks only at the oldest ones: the check stops at the first
-//! that was sent after the newest delivery.
+//! Segments are examined in the order they were (last) sent: original
+//! transmissions in sequence order from a cursor, retransmissions from a
+//! queue kept in the order they were resent. Each scan stops at the first
+//! segment not sent before the newest delivery, so an ACK costs O(1)
+//! amortized.
 
 use std::collections::VecDeque;
 
@@ -26,20 +33,32 @@ use crate::transport::tcp::segments::Segments;
 
 #[derive(Clone, Debug, Default)]
 pub struct Rack {
-    /// RACK.xmit_ts: when the most recently sent delivered segment was
-    /// (last) sent.
-    xmit_ts: SimTime,
+    /// RACK.xmit_ts and RACK.end_seq: the most recently sent delivered
+    /// segment (`None` before any delivery).
+    newest: Option<(SimTime, u64)>,
+    /// RACK.rtt: the RTT of that delivery.
+    rtt: SimTime,
     /// The smallest RTT seen from a segment sent once.
     min_rtt: Option<SimTime>,
     /// Retransmissions not known to be delivered or lost, oldest first:
     /// (ordinal, when resent).
     resent: VecDeque<(u64, SimTime)>,
+    /// An ordinal below which no original transmission is still a
+    /// candidate (delivered, deemed lost or resent).
+    originals: u64,
+    /// The reordering timer: when a segment waiting out the window is due.
+    pub deadline: Option<SimTime>,
+}
+
+/// Sent after: later, or at the same time and higher in sequence.
+fn sent_after(t1: SimTime, end1: u64, t2: SimTime, end2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && end1 > end2)
 }
 
 impl Rack {
-    /// A segment last sent at `sent_at` was delivered at `now`
-    /// (RACK_update).
-    pub fn delivered(&mut self, sent_at: SimTime, ever_retx: bool, now: SimTime) {
+    /// A segment ending at `end`, last sent at `sent_at`, was delivered at
+    /// `now` (RACK_update).
+    pub fn delivered(&mut self, sent_at: SimTime, end: u64, ever_retx: bool, now: SimTime) {
         let rtt = now - sent_at;
         if ever_retx {
             if self.min_rtt.is_some_and(|m| rtt < m) {
@@ -48,8 +67,12 @@ impl Rack {
         } else if self.min_rtt.is_none_or(|m| rtt < m) {
             self.min_rtt = Some(rtt);
         }
-        if sent_at > self.xmit_ts {
-            self.xmit_ts = sent_at;
+        if self
+            .newest
+            .is_none_or(|(t, e)| sent_after(sent_at, end, t, e))
+        {
+            self.newest = Some((sent_at, end));
+            self.rtt = rtt;
         }
     }
 
@@ -58,23 +81,91 @@ impl Rack {
         self.resent.push_back((ordinal, now));
     }
 
-    /// Deem lost every retransmission sent before the newest delivery:
-    /// `mark(i)` for each, with `i` its index in `segs`.
-    pub fn detect(&mut self, segs: &Segments, mut mark: impl FnMut(usize)) {
+    /// Linux's reordering window: none if `eager`, else a quarter of the
+    /// smallest RTT, at most `srtt`.
+    pub fn reo_wnd(&self, eager: bool, srtt: Option<SimTime>) -> SimTime {
+        match (eager, self.min_rtt) {
+            (false, Some(m)) => {
+                let w = SimTime(m.ns() / 4);
+                srtt.map_or(w, |s| w.min(s))
+            }
+            _ => SimTime::ZERO,
+        }
+    }
+
+    /// Deem lost (`mark(i)`, `i` its index in `segs`) every segment sent
+    /// before the newest delivery that has been out for RACK.rtt +
+    /// `reo_wnd`; sets [`deadline`](Self::deadline) for the first that has
+    /// not yet.
+    pub fn detect(
+        &mut self,
+        segs: &Segments,
+        now: SimTime,
+        reo_wnd: SimTime,
+        mut mark: impl FnMut(usize),
+    ) {
+        self.deadline = None;
+        let Some((xmit_ts, end_seq)) = self.newest else {
+            return;
+        };
         let first = segs.first_ordinal();
+        let due = |at: SimTime| at + self.rtt + reo_wnd;
+        let mut pending: Option<SimTime> = None;
+
+        // Original transmissions, in sequence order.
+        self.originals = self.originals.max(first);
+        let mut i = (self.originals - first) as usize;
+        let mut at_cursor = true;
+        while i < segs.len() {
+            let s = segs.get(i);
+            if s.ever_retx || s.sacked() || s.lost() {
+                if at_cursor {
+                    self.originals += 1;
+                }
+                i += 1;
+                continue;
+            }
+            if !sent_after(xmit_ts, end_seq, s.sent_at, s.end()) {
+                break;
+            }
+            if due(s.sent_at) <= now {
+                mark(i);
+                if at_cursor {
+                    self.originals += 1;
+                }
+            } else {
+                pending = Some(pending.map_or(due(s.sent_at), |p| p.min(due(s.sent_at))));
+                at_cursor = false;
+            }
+            i += 1;
+        }
+
+        // Retransmissions, in the order they were resent.
         while let Some(&(ord, at)) = self.resent.front() {
             if ord >= first {
                 let i = (ord - first) as usize;
                 let s = segs.get(i);
                 // Still this resend, in flight and not SACKed?
                 if s.rtx() && !s.sacked() && s.sent_at == at {
-                    if at >= self.xmit_ts {
-                        return;
+                    if !sent_after(xmit_ts, end_seq, at, s.end()) {
+                        break;
+                    }
+                    if due(at) > now {
+                        pending = Some(pending.map_or(due(at), |p| p.min(due(at))));
+                        break;
                     }
                     mark(i);
                 }
             }
             self.resent.pop_front();
         }
+        self.deadline = pending;
+    }
+
+    /// After a timeout every segment not SACKed is deemed lost and will be
+    /// resent: nothing is left for the scan of original transmissions.
+    pub fn on_timeout(&mut self, segs: &Segments) {
+        self.originals = segs.end_ordinal();
+        self.deadline = None;
     }
 }

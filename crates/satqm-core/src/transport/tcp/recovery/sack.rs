@@ -70,9 +70,15 @@ impl Sack {
         }
     }
 
-    pub(super) fn on_delivered(&mut self, sent_at: SimTime, ever_retx: bool, now: SimTime) {
+    pub(super) fn on_delivered(
+        &mut self,
+        sent_at: SimTime,
+        end: u64,
+        ever_retx: bool,
+        now: SimTime,
+    ) {
         if let Some(r) = &mut self.rack {
-            r.delivered(sent_at, ever_retx, now);
+            r.delivered(sent_at, end, ever_retx, now);
         }
     }
 
@@ -82,15 +88,38 @@ impl Sack {
         }
     }
 
-    pub(super) fn detect_lost_retransmissions(&mut self, segs: &mut Segments) {
+    pub(super) fn reorder_deadline(&self) -> Option<SimTime> {
+        self.rack.as_ref().and_then(|r| r.deadline)
+    }
+
+    /// RACK after an ACK or at its reordering timer: deem lost what it
+    /// finds lost; true if that starts a recovery (the window is cut and
+    /// the first unacknowledged segment is to be resent at once).
+    pub(super) fn rack_detect(
+        &mut self,
+        c: &mut Conn,
+        now: SimTime,
+        srtt: Option<SimTime>,
+    ) -> bool {
         let Some(r) = &mut self.rack else {
-            return;
+            return false;
         };
+        let sacked_segments = c.segs.sacked_bytes() / c.mss as u64;
+        let eager = self.ep.in_recovery || sacked_segments >= self.ep.dupthresh as u64;
+        let reo_wnd = r.reo_wnd(eager, srtt);
         let mut lost = Vec::new();
-        r.detect(segs, |i| lost.push(i));
+        r.detect(c.segs, now, reo_wnd, |i| lost.push(i));
         for i in lost {
-            self.mark_lost(segs, i);
+            self.mark_lost(c.segs, i);
         }
+        // As Linux's tcp_time_to_recover(): a segment deemed lost starts a
+        // recovery.
+        if self.ep.in_recovery || c.segs.lost_bytes() == 0 || !self.ep.may_start(c) {
+            return false;
+        }
+        self.ep.enter(c, true);
+        c.win.cwnd = c.win.ssthresh;
+        c.segs.front().is_some_and(|s| s.to_resend())
     }
 
     /// Deem segment `i` lost, moving the cursor down to it.
@@ -156,11 +185,11 @@ impl LossRecovery for Sack {
                     break;
                 }
                 let len = seg.len as u64;
-                let (sent_at, ever_retx) = (seg.sent_at, seg.ever_retx);
+                let (sent_at, seg_end, ever_retx) = (seg.sent_at, seg.end(), seg.ever_retx);
                 if segs.sack(i) {
                     changed = true;
                     if let Some(r) = &mut self.rack {
-                        r.delivered(sent_at, ever_retx, now);
+                        r.delivered(sent_at, seg_end, ever_retx, now);
                     }
                     if first + i as u64 >= self.edge {
                         self.sacked_above += len;
@@ -209,6 +238,9 @@ impl LossRecovery for Sack {
             if !c.segs.get(i).sacked() {
                 self.mark_lost(c.segs, i);
             }
+        }
+        if let Some(r) = &mut self.rack {
+            r.on_timeout(c.segs);
         }
         AfterTimeout::Scoreboard
     }
