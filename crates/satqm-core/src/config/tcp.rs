@@ -308,10 +308,11 @@ fn retransmission_timer(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(
         c.rto_rule = match r.as_str() {
             "rfc6298" => RtoRule::Rfc6298,
             "linux" => RtoRule::Linux,
+            "linux-2009" => RtoRule::Linux2009,
             other => {
                 return Err(ConfigError::new(
                     format!("{path}.rto_rule"),
-                    format!("unknown RTO rule {other:?} (known: rfc6298, linux)"),
+                    format!("unknown RTO rule {other:?} (known: rfc6298, linux, linux-2009)"),
                 ))
             }
         };
@@ -355,7 +356,7 @@ mod tests {
             use crate::transport::tcp::{CcRules, RtoRule};
             assert_eq!(
                 (t.rto_rule, t.cc_rules, t.quickack),
-                (RtoRule::Linux, CcRules::Linux2009, 16)
+                (RtoRule::Linux2009, CcRules::Linux2009, 16)
             );
         }
         assert!(t.delayed_ack && t.window_scaling && t.initial_ssthresh.is_none());
@@ -413,7 +414,7 @@ mod tests {
     fn unknown_rules_name_the_key() {
         assert_eq!(
             err(&format!("{BASE}\n[tcp]\nrto_rule = \"bsd\"\n")),
-            "tcp.rto_rule: unknown RTO rule \"bsd\" (known: rfc6298, linux)"
+            "tcp.rto_rule: unknown RTO rule \"bsd\" (known: rfc6298, linux, linux-2009)"
         );
         assert_eq!(
             err(&format!("{BASE}\n[tcp]\ncc_rules = \"bsd\"\n")),

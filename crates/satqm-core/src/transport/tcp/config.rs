@@ -162,7 +162,9 @@ pub enum Profile {
     /// of `include/net/tcp.h` and `tcp_init_cwnd()` of those kernels: SACK
     /// (`tcp_sack = 1`), a minimum RTO of 200 ms (`TCP_RTO_MIN = HZ/5`) as
     /// the floor of the variance term (the estimator of
-    /// `tcp_rtt_estimator()` was already Linux's own), an initial RTO of
+    /// `tcp_rtt_estimator()` was already Linux's own, timing ACKs by their
+    /// timestamps but not yet SACKed segments: [`RtoRule::Linux2009`]),
+    /// an initial RTO of
     /// 3 s (`TCP_TIMEOUT_INIT`, RFC 2988; 1 s only from 2.6.39), a maximum
     /// RTO of 120 s (`TCP_RTO_MAX`), the RFC 3390 initial window (3
     /// segments of 1,460 bytes, 4 up to 1,095, 2 above 2,190: before
@@ -207,7 +209,7 @@ impl Profile {
                 min_rto: SimTime::from_ms(200),
                 max_rto: SimTime::from_secs(120),
                 initial_rto: SimTime::from_secs(3),
-                rto_rule: RtoRule::Linux,
+                rto_rule: RtoRule::Linux2009,
                 cc_rules: CcRules::Linux2009,
                 quickack: 16,
                 ..rfc

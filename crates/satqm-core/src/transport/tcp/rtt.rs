@@ -17,13 +17,31 @@ use crate::time::SimTime;
 /// Clock granularity G of RFC 6298 section 2.
 const GRANULARITY_NS: f64 = 1e6;
 
-/// Which rule sets the timeout from the samples.
+/// Which rule sets the timeout from the samples, and which samples the
+/// sender takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RtoRule {
-    /// RFC 6298: SRTT + max(G, 4·RTTVAR), at least the minimum RTO.
+    /// RFC 6298: SRTT + max(G, 4·RTTVAR), at least the minimum RTO; one
+    /// sample per ACK that covers new data, from the newest segment it
+    /// covers, none from an ACK covering a retransmission (Karn's rule).
     Rfc6298,
     /// Linux: SRTT + the variance term held at least at the minimum RTO.
+    /// With timestamps (`tcp_timestamps = 1`) every ACK of new data is
+    /// timed, from the oldest segment it covers, a retransmitted one by its
+    /// last sending (the echoed timestamp); and since Linux 3.15 a
+    /// duplicate ACK is timed by the oldest segment it newly SACKs
+    /// (`tcp_ack_update_rtt()`), so the timer follows a queue that grows
+    /// during a recovery.
     Linux,
+    /// Linux 2.6.2x: as [`RtoRule::Linux`], without SACK timing.
+    Linux2009,
+}
+
+impl RtoRule {
+    /// Linux's estimator, whichever version.
+    pub fn is_linux(self) -> bool {
+        matches!(self, RtoRule::Linux | RtoRule::Linux2009)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -82,7 +100,7 @@ impl RttEstimator {
                 }
                 self.srtt_ns + GRANULARITY_NS.max(4.0 * self.rttvar_ns)
             }
-            RtoRule::Linux => self.linux_sample(r, snd_una, snd_nxt),
+            RtoRule::Linux | RtoRule::Linux2009 => self.linux_sample(r, snd_una, snd_nxt),
         };
         self.has_sample = true;
         self.rto = SimTime::from_ns_f64(rto)

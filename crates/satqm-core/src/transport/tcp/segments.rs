@@ -75,6 +75,8 @@ impl Seg {
 pub struct Retired {
     /// The newest segment it covered whole, if any.
     pub newest: Option<Seg>,
+    /// When the oldest segment it covered whole was (last) sent.
+    pub oldest_sent: Option<SimTime>,
     /// Some covered segment was ever retransmitted.
     pub covers_retx: bool,
     /// The covered segment sent last, if any: when, where it ended, and
@@ -115,9 +117,11 @@ impl Segments {
         let mut newest = None;
         let mut covers_retx = false;
         let mut latest: Option<(SimTime, u64, bool)> = None;
+        let mut oldest_sent = None;
         while let Some(s) = self.q.front_mut() {
             if s.end() <= ack {
                 covers_retx |= s.ever_retx;
+                oldest_sent = oldest_sent.or(Some(s.sent_at));
                 if latest.is_none_or(|l| s.sent_at >= l.0) {
                     latest = Some((s.sent_at, s.end(), s.ever_retx));
                 }
@@ -140,6 +144,7 @@ impl Segments {
         }
         Retired {
             newest,
+            oldest_sent,
             covers_retx,
             latest,
         }

@@ -75,6 +75,8 @@ pub struct TcpSender {
     sndbuf: Option<SendBuffer>,
     /// When the tail loss probe is due.
     tlp_deadline: Option<SimTime>,
+    /// The ACK being processed gave an RTT sample.
+    sampled: bool,
     /// `snd_max` when the last probe went out, until it is acknowledged.
     tlp_high_seq: Option<u64>,
     /// `snd_una` when the retransmission timer last fired, until an ACK
@@ -158,6 +160,7 @@ impl TcpSender {
             sndbuf: cfg.send_buffer.map(SendBuffer::new),
             tlp_deadline: None,
             tlp_high_seq: None,
+            sampled: false,
             stats: SenderStats::default(),
             cfg,
         }
@@ -347,6 +350,7 @@ impl TcpSender {
 
         // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK.
         let ece = self.cfg.ecn && pkt.has(flags::ECE);
+        self.sampled = false;
         if ack > self.snd_una {
             self.on_new_ack(ack, !ece, em);
         } else if ack == self.snd_una
@@ -358,6 +362,14 @@ impl TcpSender {
 
         if ack >= self.tlp_high_seq.unwrap_or(u64::MAX) {
             self.tlp_high_seq = None;
+        }
+        // Linux also times SACKed segments when the cumulative ACK gives
+        // no sample (see RtoRule).
+        let sacked_sent = self.rec.take_sack_timing();
+        if let (RtoRule::Linux, false, Some(sent_at)) =
+            (self.cfg.rto_rule, self.sampled, sacked_sent)
+        {
+            self.take_rtt_sample(em.now - sent_at);
         }
         self.rack_detect(em);
 
@@ -449,9 +461,16 @@ impl TcpSender {
         let ecn_backing_off = !grow && self.ecn_backoff;
         self.snd_una = ack;
         self.timer_retx_una = None;
-        if let Some(s) = retired.newest {
-            if !retired.covers_retx && !ecn_backing_off {
-                self.take_rtt_sample(now - s.sent_at);
+        // Linux times the oldest segment the ACK covers, by its timestamp
+        // even if it was resent (see RtoRule).
+        let (timed, karn) = match self.cfg.rto_rule {
+            RtoRule::Rfc6298 => (retired.newest.map(|s| s.sent_at), retired.covers_retx),
+            RtoRule::Linux | RtoRule::Linux2009 => (retired.oldest_sent, false),
+        };
+        if let Some(sent_at) = timed {
+            if !karn && !ecn_backing_off {
+                self.take_rtt_sample(now - sent_at);
+                self.sampled = true;
             }
         }
         if grow {
@@ -655,7 +674,7 @@ impl TcpSender {
             self.stats.retransmits += 1;
         }
         if self.rto_deadline.is_none()
-            || (retx && start == self.snd_una && self.cfg.rto_rule == RtoRule::Linux)
+            || (retx && start == self.snd_una && self.cfg.rto_rule.is_linux())
         {
             // Linux also restarts the timer whenever it resends the first
             // unacknowledged segment (tcp_xmit_retransmit_queue()), so a

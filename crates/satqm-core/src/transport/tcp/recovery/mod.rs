@@ -252,6 +252,16 @@ impl AnyRecovery {
         }
     }
 
+    /// When the oldest segment newly SACKed by the last ACK was sent, if
+    /// it was sent once; cleared by the call.
+    #[inline]
+    pub fn take_sack_timing(&mut self) -> Option<SimTime> {
+        match self {
+            AnyRecovery::Sack(r) => r.take_sack_timing(),
+            _ => None,
+        }
+    }
+
     /// When RACK's reordering timer is due.
     #[inline]
     pub fn reorder_deadline(&self) -> Option<SimTime> {

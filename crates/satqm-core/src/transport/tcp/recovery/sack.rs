@@ -54,8 +54,11 @@ pub struct Sack {
     sacked_above: u64,
     /// An ordinal below which no segment is to be resent.
     cursor: u64,
-    /// RACK's detection of lost retransmissions, if enabled.
+    /// RACK's loss detection, if enabled.
     rack: Option<Box<Rack>>,
+    /// When the oldest segment the last SACK blocks newly SACKed was sent,
+    /// if it was sent once (an RTT sample Linux takes).
+    sack_timing: Option<SimTime>,
 }
 
 impl Sack {
@@ -66,6 +69,7 @@ impl Sack {
             sacked_above: 0,
             cursor: 0,
             rack: rack.then(Box::default),
+            sack_timing: None,
             ep,
         }
     }
@@ -86,6 +90,10 @@ impl Sack {
         if let Some(r) = &mut self.rack {
             r.resent(segs.first_ordinal() + i as u64, now);
         }
+    }
+
+    pub(super) fn take_sack_timing(&mut self) -> Option<SimTime> {
+        self.sack_timing.take()
     }
 
     pub(super) fn reorder_deadline(&self) -> Option<SimTime> {
@@ -188,6 +196,9 @@ impl LossRecovery for Sack {
                 let (sent_at, seg_end, ever_retx) = (seg.sent_at, seg.end(), seg.ever_retx);
                 if segs.sack(i) {
                     changed = true;
+                    if !ever_retx && self.sack_timing.is_none_or(|t| sent_at < t) {
+                        self.sack_timing = Some(sent_at);
+                    }
                     if let Some(r) = &mut self.rack {
                         r.delivered(sent_at, seg_end, ever_retx, now);
                     }
