@@ -301,6 +301,23 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ),
     ("boolean as text", _set("tcp", "delayed_ack", value="yes"), "tcp.delayed_ack", "must be"),
     ("rate cap zero", _set("tcp", "rate_cap", value=0), "tcp.rate_cap", "> 0"),
+    ("unknown profile", _set("tcp", "profile", value="bsd"), "tcp.profile", "linux"),
+    ("unknown RTO rule", _set("tcp", "rto_rule", value="bsd"), "tcp.rto_rule", "rfc6298"),
+    ("unknown window rules", _set("tcp", "cc_rules", value="bsd"), "tcp.cc_rules", "linux"),
+    ("quick ACKs negative", _set("tcp", "quickack", value=-1), "tcp.quickack", "between"),
+    ("RACK without SACK", _set("tcp", "rack", value=True), "tcp.rack", "sack"),
+    (
+        "TLP without RACK",
+        _update("tcp", recovery="sack", tlp=True),
+        "tcp.tlp",
+        "rack",
+    ),
+    (
+        "send buffer under a segment",
+        _set("tcp", "send_buffer", value="1 KB"),
+        "tcp.send_buffer",
+        "at least one segment",
+    ),
     # a number without a unit: only 0 is unambiguous
     (
         "delay without a unit",
