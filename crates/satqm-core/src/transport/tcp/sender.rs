@@ -447,11 +447,12 @@ impl TcpSender {
     fn on_new_ack(&mut self, ack: u64, grow: bool, em: &mut Emit) {
         let now = em.now;
         let acked = ack - self.snd_una;
-        // Retire acknowledged segments; sample the RTT from the newest one
-        // fully covered, unless this ACK covers any segment that was ever
-        // retransmitted (Karn's rule; as Linux without timestamps): a
-        // cumulative ACK that jumps a repaired hole would otherwise time the
-        // whole recovery.
+        // Retire acknowledged segments and time the ACK. Under RFC 6298
+        // the sample comes from the newest segment fully covered, unless
+        // the ACK covers any segment that was ever retransmitted (Karn's
+        // rule): a cumulative ACK that jumps a repaired hole would
+        // otherwise time the whole recovery. Linux's rule times it by the
+        // oldest segment's last sending, as its timestamps do.
         let retired = self.segs.retire(ack);
         if let Some((sent_at, end, ever_retx)) = retired.latest {
             self.rec.on_delivered(sent_at, end, ever_retx, now);
@@ -461,8 +462,6 @@ impl TcpSender {
         let ecn_backing_off = !grow && self.ecn_backoff;
         self.snd_una = ack;
         self.timer_retx_una = None;
-        // Linux times the oldest segment the ACK covers, by its timestamp
-        // even if it was resent (see RtoRule).
         let (timed, karn) = match self.cfg.rto_rule {
             RtoRule::Rfc6298 => (retired.newest.map(|s| s.sent_at), retired.covers_retx),
             RtoRule::Linux | RtoRule::Linux2009 => (retired.oldest_sent, false),
