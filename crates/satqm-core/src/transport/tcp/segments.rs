@@ -111,18 +111,18 @@ impl Segments {
     }
 
     /// Drop the segments below the cumulative ACK `ack`, trimming one that
-    /// it covers in part.
+    /// it covers in part; `latest`: also find the one sent last (RACK).
     #[inline]
-    pub fn retire(&mut self, ack: u64) -> Retired {
+    pub fn retire(&mut self, ack: u64, latest: bool) -> Retired {
+        let track = latest;
         let mut newest = None;
         let mut covers_retx = false;
         let mut latest: Option<(SimTime, u64, bool)> = None;
-        let mut oldest_sent = None;
+        let oldest_sent = self.q.front().filter(|s| s.end() <= ack).map(|s| s.sent_at);
         while let Some(s) = self.q.front_mut() {
             if s.end() <= ack {
                 covers_retx |= s.ever_retx;
-                oldest_sent = oldest_sent.or(Some(s.sent_at));
-                if latest.is_none_or(|l| s.sent_at >= l.0) {
+                if track && latest.is_none_or(|l| s.sent_at >= l.0) {
                     latest = Some((s.sent_at, s.end(), s.ever_retx));
                 }
                 if self.sacked_bytes | self.lost_bytes != 0 {

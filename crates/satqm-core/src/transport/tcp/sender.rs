@@ -104,6 +104,7 @@ struct CwndUse {
 impl CwndUse {
     /// After a send attempt that sent data or stopped at cwnd (`limited`)
     /// with `flight` bytes outstanding.
+    #[inline]
     fn update(&mut self, limited: bool, flight: u64, snd_una: u64, snd_max: u64) {
         if snd_una >= self.window_end || limited || (!self.limited && flight > self.max_flight) {
             self.limited = limited;
@@ -115,6 +116,7 @@ impl CwndUse {
     /// The window may grow: it was filled in this window of data, or, in
     /// slow start, it is less than twice the largest flight (so that slow
     /// start can double what was acknowledged).
+    #[inline]
     fn allows_growth(&self, w: &Window) -> bool {
         self.limited || (w.cwnd < w.ssthresh && w.cwnd < 2.0 * self.max_flight as f64)
     }
@@ -255,12 +257,11 @@ impl TcpSender {
             (x, y) => x.or(y),
         };
         let pace = self.pace_blocked.then_some(self.pace_next);
-        let first = min(min(self.rto_deadline, pace), self.ecn_hold_until);
         if self.cfg.rack {
-            min(min(first, self.tlp_deadline), self.rec.reorder_deadline())
-        } else {
-            first
+            let rack = min(self.tlp_deadline, self.rec.reorder_deadline());
+            return min(min(min(self.rto_deadline, pace), self.ecn_hold_until), rack);
         }
+        min(min(self.rto_deadline, pace), self.ecn_hold_until)
     }
 
     /// A segment this sender emitted has only now left its host: it waited
@@ -300,7 +301,7 @@ impl TcpSender {
             self.ecn_hold_until = None;
             self.output(em);
         }
-        if self.rec.reorder_deadline().is_some_and(|t| now >= t) {
+        if self.cfg.rack && self.rec.reorder_deadline().is_some_and(|t| now >= t) {
             self.rack_detect(em);
             self.output(em);
         }
@@ -365,19 +366,23 @@ impl TcpSender {
         }
         // Linux also times SACKed segments when the cumulative ACK gives
         // no sample (see RtoRule).
-        let sacked_sent = self.rec.take_sack_timing();
-        if let (RtoRule::Linux, false, Some(sent_at)) =
-            (self.cfg.rto_rule, self.sampled, sacked_sent)
-        {
-            self.take_rtt_sample(em.now - sent_at);
+        if self.cfg.rto_rule == RtoRule::Linux {
+            let sacked_sent = self.rec.take_sack_timing();
+            if let (false, Some(sent_at)) = (self.sampled, sacked_sent) {
+                self.take_rtt_sample(em.now - sent_at);
+            }
         }
-        self.rack_detect(em);
+        if self.cfg.rack {
+            self.rack_detect(em);
+        }
 
         if pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
         }
         self.output(em);
-        self.arm_loss_probe(em.now);
+        if self.cfg.tlp {
+            self.arm_loss_probe(em.now);
+        }
     }
 
     /// RACK's loss detection (a no-op without it); a recovery it starts
@@ -431,7 +436,9 @@ impl TcpSender {
             if self.stats.segments_sent == sent_before && !self.segs.is_empty() {
                 let i = self.segs.len() - 1;
                 let (start, len) = self.segs.resend(i, em.now);
-                self.rec.on_resent(&self.segs, i, em.now);
+                if self.cfg.rack {
+                    self.rec.on_resent(&self.segs, i, em.now);
+                }
                 self.emit_segment(start, len, true, em);
             }
             if self.stats.segments_sent > sent_before {
@@ -453,8 +460,8 @@ impl TcpSender {
         // rule): a cumulative ACK that jumps a repaired hole would
         // otherwise time the whole recovery. Linux's rule times it by the
         // oldest segment's last sending, as its timestamps do.
-        let retired = self.segs.retire(ack);
-        if let Some((sent_at, end, ever_retx)) = retired.latest {
+        let retired = self.segs.retire(ack, self.cfg.rack);
+        if let (true, Some((sent_at, end, ever_retx))) = (self.cfg.rack, retired.latest) {
             self.rec.on_delivered(sent_at, end, ever_retx, now);
         }
         // While ECN backs off at one segment, echoed ACKs give no sample,
@@ -688,7 +695,9 @@ impl TcpSender {
     fn retransmit_at(&mut self, seq: u64, em: &mut Emit) {
         if let Some(i) = self.segs.index(seq) {
             let (start, len) = self.segs.resend(i, em.now);
-            self.rec.on_resent(&self.segs, i, em.now);
+            if self.cfg.rack {
+                self.rec.on_resent(&self.segs, i, em.now);
+            }
             // Not held back by the pacer, but counted against it.
             self.emit_segment(start, len, true, em);
         }
@@ -701,10 +710,12 @@ impl TcpSender {
             return;
         }
         let sent_before = self.stats.segments_sent;
-        self.send(em);
+        let stopped_at_cwnd = self.send(em);
         // Linux: `is_cwnd_limited` when packets in flight >= cwnd.
-        let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
-        let limited = pipe + self.cfg.mss as u64 > self.win.cwnd as u64;
+        let limited = stopped_at_cwnd || {
+            let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+            pipe + self.cfg.mss as u64 > self.win.cwnd as u64
+        };
         let sent = self.stats.segments_sent > sent_before;
         if limited || sent {
             let flight = self.snd_max - self.snd_una;
@@ -716,7 +727,8 @@ impl TcpSender {
         }
     }
 
-    fn send(&mut self, em: &mut Emit) {
+    /// The send loop; true if it stopped because cwnd was full.
+    fn send(&mut self, em: &mut Emit) -> bool {
         // Sending changes no window: read it once.
         let cwnd = self.win.cwnd as u64;
         loop {
@@ -725,11 +737,16 @@ impl TcpSender {
             if let Some(i) = self.rec.next_lost(&self.segs) {
                 let len = self.segs.get(i).len as u64;
                 let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
-                if pipe + len > cwnd || !self.pace_ok(em.now) {
-                    return;
+                if pipe + len > cwnd {
+                    return true;
+                }
+                if !self.pace_ok(em.now) {
+                    return false;
                 }
                 let (start, len) = self.segs.resend(i, em.now);
-                self.rec.on_resent(&self.segs, i, em.now);
+                if self.cfg.rack {
+                    self.rec.on_resent(&self.segs, i, em.now);
+                }
                 self.emit_segment(start, len, true, em);
                 continue;
             } else if self.snd_nxt < self.snd_max {
@@ -738,29 +755,34 @@ impl TcpSender {
                     continue;
                 };
                 let len = self.segs.get(i).len as u64;
-                let wnd = cwnd.min(self.peer_rwnd);
-                if self.snd_nxt + len - self.snd_una > wnd || !self.pace_ok(em.now) {
-                    return;
+                let end = self.snd_nxt + len - self.snd_una;
+                if end > cwnd.min(self.peer_rwnd) {
+                    return end > cwnd;
+                }
+                if !self.pace_ok(em.now) {
+                    return false;
                 }
                 let (start, len) = self.segs.resend(i, em.now);
-                self.rec.on_resent(&self.segs, i, em.now);
+                if self.cfg.rack {
+                    self.rec.on_resent(&self.segs, i, em.now);
+                }
                 self.snd_nxt += len as u64;
                 self.emit_segment(start, len, true, em);
                 continue;
             }
             // 2. New data.
             if self.ecn_hold_until.is_some() {
-                return;
+                return false;
             }
             let Some(len) = self.new_segment_len() else {
-                return;
+                return false;
             };
             let in_flight = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
-            if in_flight + len > cwnd || self.snd_max + len - self.snd_una > self.peer_rwnd {
-                return;
+            if in_flight + len > cwnd {
+                return true;
             }
-            if !self.pace_ok(em.now) {
-                return;
+            if self.snd_max + len - self.snd_una > self.peer_rwnd || !self.pace_ok(em.now) {
+                return false;
             }
             self.send_new_segment(len, em);
         }
@@ -770,22 +792,32 @@ impl TcpSender {
     /// application wrote, as far as the send buffer has taken it in, held
     /// back by Nagle's rule while data is outstanding if less than a
     /// segment.
+    #[inline(always)]
     fn new_segment_len(&mut self) -> Option<u64> {
         let mut avail = self.app_limit.saturating_sub(self.snd_max);
         if self.sndbuf.is_some() {
-            let mem = self.memory_in_flight();
-            if let Some(b) = &mut self.sndbuf {
-                avail = b.sendable(avail, mem);
-            }
+            avail = self.buffered(avail);
         }
         if avail == 0 {
             return None;
         }
-        let len = avail.min(self.cfg.mss as u64);
-        if len < self.cfg.mss as u64 && !self.closed && self.snd_max > self.snd_una {
+        let mss = self.cfg.mss as u64;
+        let len = avail.min(mss);
+        if len < mss && !self.closed && self.snd_max > self.snd_una {
             return None;
         }
         Some(len)
+    }
+
+    /// Of `written` bytes the application has beyond `snd_max`, those the
+    /// send buffer has taken in.
+    #[inline(never)]
+    fn buffered(&mut self, written: u64) -> u64 {
+        let mem = self.memory_in_flight();
+        match &mut self.sndbuf {
+            Some(b) => b.sendable(written, mem),
+            None => written,
+        }
     }
 
     fn send_new_segment(&mut self, len: u64, em: &mut Emit) {

@@ -48,6 +48,7 @@ pub(super) fn linux_ssthresh(w: &Window, mss: u32) -> f64 {
 
 impl Reno {
     /// Linux 2.6.2x: ACKs counted, not segments.
+    #[inline(never)]
     fn linux_2009_ack(&mut self, w: &mut Window, mss: u32) {
         let m = mss as f64;
         let mut cwnd = (w.cwnd / m).round() as u64;
@@ -62,6 +63,7 @@ impl Reno {
         w.cwnd = cwnd as f64 * m;
     }
 
+    #[inline(never)]
     fn linux_ack(&mut self, w: &mut Window, acked: u64, mss: u32) {
         let m = mss as f64;
         let mut cwnd = (w.cwnd / m).round() as u64;

@@ -254,7 +254,7 @@ impl Rig {
         self.oracle.sack_blocks(&blocks, self.snd_una);
         let ack = (self.snd_una + advance).min(self.snd_max);
         if ack > self.snd_una {
-            self.segs.retire(ack);
+            self.segs.retire(ack, false);
             self.oracle.retire(ack);
             let acked = ack - self.snd_una;
             self.snd_una = ack;
