@@ -197,7 +197,7 @@ pub struct RawLink {
 #[serde(deny_unknown_fields)]
 pub struct RawTcp {
     pub recovery: Option<String>,
-    pub cc: Option<String>,
+    pub cc: Option<RawCc>,
     pub mss: Option<i64>,
     pub initial_window: Option<i64>,
     pub delayed_ack: Option<bool>,
@@ -221,6 +221,35 @@ pub struct RawTcp {
     pub fixed_window: Option<Quantity>,
     pub initial_ssthresh: Option<Quantity>,
     pub profile: Option<String>,
+}
+
+/// A congestion control: its name, or a table of its `kind` and
+/// parameters (`[tcp.cc]`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a congestion control's name, or a table with its kind and parameters"
+)]
+pub enum RawCc {
+    Name(String),
+    Table(RawCcTable),
+}
+
+/// `[tcp.cc]`: `kind` and the parameters of that kind.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct RawCcTable {
+    pub kind: String,
+    #[serde(flatten)]
+    pub params: BTreeMap<String, toml::Value>,
+}
+
+impl RawCc {
+    pub fn kind(&self) -> &str {
+        match self {
+            RawCc::Name(n) => n,
+            RawCc::Table(t) => &t.kind,
+        }
+    }
 }
 
 /// Selects dumbbell pairs: `"all"`, one index, or a list of indices.

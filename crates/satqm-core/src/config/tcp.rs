@@ -7,11 +7,13 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
+use crate::transport::tcp::cc::{CubicParams, HyStartKind};
 use crate::transport::tcp::sndbuf::BUFFER_OVERHEAD;
 use crate::transport::tcp::{CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};
+use crate::units::Quantity;
 use crate::units::{int_in, quantity_bytes, quantity_rate, quantity_time};
 
-use super::raw::RawTcp;
+use super::raw::{RawCc, RawTcp};
 
 /// The options of a connection: `over` (if any) laid over the scenario's
 /// `[tcp]` table `base`, checked with errors under `path`.
@@ -220,34 +222,56 @@ fn recovery(name: &str, path: &str) -> Result<Recovery, ConfigError> {
     }
 }
 
-/// `cc` (`default` if absent) with the keys only one congestion control
-/// reads: `fixed_window` (required by "fixed") and `hybla_rtt0` (Hybla's
-/// reference RTT, 25 ms unless given).
+/// `cc` (`default` if absent): a name, or a table of a kind and its
+/// parameters (`[tcp.cc]`, errors under `tcp.cc.KEY`); the flat keys only
+/// one congestion control reads, `fixed_window` (required by "fixed") and
+/// `hybla_rtt0` (Hybla's reference RTT, 25 ms unless given), still apply.
 fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKind, ConfigError> {
-    let mut cc = match raw.cc.as_deref() {
+    let cc_path = format!("{path}.cc");
+    let params = match &raw.cc {
+        Some(RawCc::Table(t)) => t.params.clone(),
+        _ => Default::default(),
+    };
+    let mut table = CcTable {
+        params,
+        path: &cc_path,
+    };
+    let mut cc = match raw.cc.as_ref().map(|c| c.kind()) {
         None => default,
         Some("reno") => CcKind::Reno,
         Some("hybla") => CcKind::Hybla {
-            rtt0: SimTime::from_ms(25),
-        },
-        Some("fixed") => match &raw.fixed_window {
-            Some(q) => CcKind::Fixed {
-                window: quantity_bytes(q, &format!("{path}.fixed_window"))?,
+            rtt0: match table.take("rtt0")? {
+                Some(v) => quantity_time(&table.quantity(&v, "rtt0")?, &table.key("rtt0"), false)?,
+                None => SimTime::from_ms(25),
             },
-            None => {
-                return Err(ConfigError::new(
-                    format!("{path}.fixed_window"),
-                    "is required with cc = \"fixed\"",
-                ))
-            }
         },
+        Some("fixed") => {
+            match (table.take("window")?, &raw.fixed_window) {
+                (Some(v), _) => CcKind::Fixed {
+                    window: quantity_bytes(&table.quantity(&v, "window")?, &table.key("window"))?,
+                },
+                (None, Some(q)) => CcKind::Fixed {
+                    window: quantity_bytes(q, &format!("{path}.fixed_window"))?,
+                },
+                (None, None) => return Err(ConfigError::new(
+                    format!("{path}.fixed_window"),
+                    "is required with cc = \"fixed\" (or cc = { kind = \"fixed\", window = ... })",
+                )),
+            }
+        }
+        Some("cubic") => CcKind::Cubic(cubic_params(&mut table)?),
         Some(other) => {
             return Err(ConfigError::new(
-                format!("{path}.cc"),
-                format!("unknown congestion control {other:?} (known: reno, hybla, fixed)"),
+                if matches!(raw.cc, Some(RawCc::Table(_))) {
+                    format!("{cc_path}.kind")
+                } else {
+                    cc_path.clone()
+                },
+                format!("unknown congestion control {other:?} (known: reno, cubic, hybla, fixed)"),
             ))
         }
     };
+    table.finish()?;
     if raw.fixed_window.is_some() && !matches!(cc, CcKind::Fixed { .. }) {
         return Err(ConfigError::new(
             format!("{path}.fixed_window"),
@@ -267,6 +291,92 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
         }
     }
     Ok(cc)
+}
+
+/// CUBIC's parameters from its table.
+fn cubic_params(t: &mut CcTable) -> Result<CubicParams, ConfigError> {
+    let mut p = CubicParams::default();
+    if let Some(v) = t.take("beta")? {
+        p.beta = t.real(&v, "beta")?;
+        if !(p.beta > 0.0 && p.beta < 1.0) {
+            return Err(ConfigError::new(
+                t.key("beta"),
+                "must be between 0 and 1 (exclusive)",
+            ));
+        }
+    }
+    if let Some(v) = t.take("c")? {
+        p.c = t.real(&v, "c")?;
+        if !(p.c > 0.0 && p.c.is_finite()) {
+            return Err(ConfigError::new(t.key("c"), "must be > 0"));
+        }
+    }
+    if let Some(v) = t.take("fast_convergence")? {
+        p.fast_convergence = v
+            .as_bool()
+            .ok_or_else(|| ConfigError::new(t.key("fast_convergence"), "must be true or false"))?;
+    }
+    if let Some(v) = t.take("hystart")? {
+        p.hystart = match v.as_str() {
+            Some("linux") => HyStartKind::Linux,
+            Some("off") => HyStartKind::Off,
+            _ => {
+                return Err(ConfigError::new(
+                    t.key("hystart"),
+                    "must be \"linux\" (Linux's HyStart) or \"off\"",
+                ))
+            }
+        };
+    }
+    Ok(p)
+}
+
+/// The parameters of a `[tcp.cc]` table, taken one by one; any left over
+/// is an error naming it.
+struct CcTable<'a> {
+    params: std::collections::BTreeMap<String, toml::Value>,
+    path: &'a str,
+}
+
+impl CcTable<'_> {
+    fn key(&self, k: &str) -> String {
+        format!("{}.{k}", self.path)
+    }
+
+    fn take(&mut self, k: &str) -> Result<Option<toml::Value>, ConfigError> {
+        Ok(self.params.remove(k))
+    }
+
+    /// A time, rate or size with its unit, as the flat keys take them.
+    fn quantity(&self, v: &toml::Value, k: &str) -> Result<Quantity, ConfigError> {
+        match v {
+            toml::Value::String(s) => Ok(Quantity::Text(s.clone())),
+            toml::Value::Integer(i) => Ok(Quantity::Num(*i as f64)),
+            toml::Value::Float(f) => Ok(Quantity::Num(*f)),
+            _ => Err(ConfigError::new(
+                self.key(k),
+                "must be a quantity with its unit",
+            )),
+        }
+    }
+
+    fn real(&self, v: &toml::Value, k: &str) -> Result<f64, ConfigError> {
+        match v {
+            toml::Value::Integer(i) => Ok(*i as f64),
+            toml::Value::Float(f) => Ok(*f),
+            _ => Err(ConfigError::new(self.key(k), "must be a number")),
+        }
+    }
+
+    fn finish(self) -> Result<(), ConfigError> {
+        match self.params.keys().next() {
+            None => Ok(()),
+            Some(k) => Err(ConfigError::new(
+                self.key(k),
+                "is not a parameter of this congestion control",
+            )),
+        }
+    }
 }
 
 /// The receive buffer, if it differs from the default: as given (at least
@@ -408,6 +518,75 @@ mod tests {
             (RtoRule::Linux, CcRules::Linux, 4)
         );
         assert_eq!(t.recovery, Recovery::NewReno);
+    }
+
+    #[test]
+    fn cc_as_a_name_or_a_table() {
+        use crate::transport::tcp::cc::{CubicParams, HyStartKind};
+        use crate::transport::tcp::CcKind;
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\ncc = \"cubic\"\n"));
+        assert_eq!(t.cc, CcKind::Cubic(CubicParams::default()));
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp.cc]\nkind = \"cubic\"\nbeta = 0.8\nc = 0.5\nfast_convergence = false\nhystart = \"off\"\n"
+        ));
+        assert_eq!(
+            t.cc,
+            CcKind::Cubic(CubicParams {
+                beta: 0.8,
+                c: 0.5,
+                fast_convergence: false,
+                hystart: HyStartKind::Off
+            })
+        );
+        // The other kinds' parameters in their tables; the flat keys still work.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp.cc]\nkind = \"hybla\"\nrtt0 = \"50 ms\"\n"
+        ));
+        assert_eq!(
+            t.cc,
+            CcKind::Hybla {
+                rtt0: SimTime::from_ms(50)
+            }
+        );
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\ncc = \"hybla\"\nhybla_rtt0 = \"50 ms\"\n"
+        ));
+        assert_eq!(
+            t.cc,
+            CcKind::Hybla {
+                rtt0: SimTime::from_ms(50)
+            }
+        );
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\ncc = {{ kind = \"fixed\", window = \"64 KB\" }}\n"
+        ));
+        assert_eq!(t.cc, CcKind::Fixed { window: 64_000 });
+    }
+
+    #[test]
+    fn cc_table_errors_name_the_key() {
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp.cc]\nkind = \"cubic\"\nbeta = 1.5\n")),
+            "tcp.cc.beta: must be between 0 and 1 (exclusive)"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp.cc]\nkind = \"cubic\"\ngamma = 1\n")),
+            "tcp.cc.gamma: is not a parameter of this congestion control"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp.cc]\nkind = \"bbr\"\n")),
+            "tcp.cc.kind: unknown congestion control \"bbr\" (known: reno, cubic, hybla, fixed)"
+        );
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[tcp.cc]\nkind = \"cubic\"\nhystart = true\n"
+            )),
+            "tcp.cc.hystart: must be \"linux\" (Linux's HyStart) or \"off\""
+        );
+        assert!(
+            err(&format!("{BASE}\n[tcp.cc]\nkind = \"reno\"\nbeta = 0.5\n"))
+                .starts_with("tcp.cc.beta: is not a parameter")
+        );
     }
 
     #[test]

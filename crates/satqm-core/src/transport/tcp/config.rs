@@ -26,7 +26,7 @@ pub enum Recovery {
 
 /// Which congestion control grows and cuts the window (one file each in
 /// `cc/`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
     /// Slow start and congestion avoidance of RFC 5681.
     Reno,
@@ -34,6 +34,8 @@ pub enum CcKind {
     Hybla { rtt0: SimTime },
     /// A constant window of `window` bytes: no slow start, no reduction.
     Fixed { window: u64 },
+    /// CUBIC (RFC 9438, Linux's `tcp_cubic`).
+    Cubic(super::cc::CubicParams),
 }
 
 /// How congestion control counts what an ACK acknowledged and where it

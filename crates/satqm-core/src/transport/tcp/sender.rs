@@ -14,7 +14,7 @@ use crate::packet::{flags, Packet, PacketKind, TCP_IP_HEADER};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
-use super::cc::{Cc, Window};
+use super::cc::{AckSample, Cc, Signal, Window};
 use super::config::{CcRules, RtoRule, TcpConfig};
 use super::recovery::{AfterTimeout, AnyRecovery, Conn, DupAck, NewAck};
 use super::rtt::RttEstimator;
@@ -75,8 +75,8 @@ pub struct TcpSender {
     sndbuf: Option<SendBuffer>,
     /// When the tail loss probe is due.
     tlp_deadline: Option<SimTime>,
-    /// The ACK being processed gave an RTT sample.
-    sampled: bool,
+    /// The RTT sample the ACK being processed gave, if any.
+    ack_rtt: Option<SimTime>,
     /// `snd_max` when the last probe went out, until it is acknowledged.
     tlp_high_seq: Option<u64>,
     /// `snd_una` when the retransmission timer last fired, until an ACK
@@ -162,7 +162,7 @@ impl TcpSender {
             sndbuf: cfg.send_buffer.map(SendBuffer::new),
             tlp_deadline: None,
             tlp_high_seq: None,
-            sampled: false,
+            ack_rtt: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -351,7 +351,7 @@ impl TcpSender {
 
         // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK.
         let ece = self.cfg.ecn && pkt.has(flags::ECE);
-        self.sampled = false;
+        self.ack_rtt = None;
         if ack > self.snd_una {
             self.on_new_ack(ack, !ece, em);
         } else if ack == self.snd_una
@@ -368,7 +368,7 @@ impl TcpSender {
         // no sample (see RtoRule).
         if self.cfg.rto_rule == RtoRule::Linux {
             let sacked_sent = self.rec.take_sack_timing();
-            if let (false, Some(sent_at)) = (self.sampled, sacked_sent) {
+            if let (None, Some(sent_at)) = (self.ack_rtt, sacked_sent) {
                 self.take_rtt_sample(em.now - sent_at);
             }
         }
@@ -476,7 +476,7 @@ impl TcpSender {
         if let Some(sent_at) = timed {
             if !karn && !ecn_backing_off {
                 self.take_rtt_sample(now - sent_at);
-                self.sampled = true;
+                self.ack_rtt = Some(now - sent_at);
             }
         }
         if grow {
@@ -490,9 +490,16 @@ impl TcpSender {
         let restart_timer = match rec.on_new_ack(&mut c, acked) {
             NewAck::Grow => {
                 if grow && self.cwnd_use.allows_growth(&self.win) {
-                    let srtt = self.rtt.srtt();
-                    self.cc
-                        .on_ack(&mut self.win, acked, self.cfg.mss, srtt, now);
+                    let s = AckSample {
+                        now,
+                        acked,
+                        mss: self.cfg.mss,
+                        rtt: self.ack_rtt,
+                        srtt: self.rtt.srtt(),
+                        snd_una: self.snd_una,
+                        snd_max: self.snd_max,
+                    };
+                    self.cc.on_ack(&mut self.win, &s);
                 }
                 true
             }
@@ -582,7 +589,9 @@ impl TcpSender {
             self.ecn_hold_until = Some(now + self.rtt.rto());
         } else {
             let flight = self.snd_max - self.snd_una;
-            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
+            self.win.ssthresh =
+                self.cc
+                    .ssthresh_after(&self.win, Signal::Ecn, flight, self.cfg.mss);
             self.win.cwnd = match self.cfg.cc_rules {
                 CcRules::Rfc => (self.win.cwnd / 2.0).max(mss),
                 // tcp_enter_cwr(): the window falls to ssthresh.
@@ -610,16 +619,18 @@ impl TcpSender {
             self.rto_deadline = None;
             return;
         }
-        self.cc.on_timeout();
         let before = self.win.cwnd;
         // RFC 5681 section 3.1: once the timer has resent this segment,
         // further timeouts for it keep ssthresh (as Linux's
         // tcp_enter_loss() does), rather than halving the loss window.
         if self.timer_retx_una != Some(self.snd_una) {
             let flight = self.snd_max - self.snd_una;
-            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, self.cfg.mss);
+            self.win.ssthresh =
+                self.cc
+                    .ssthresh_after(&self.win, Signal::Timeout, flight, self.cfg.mss);
         }
         self.timer_retx_una = Some(self.snd_una);
+        self.cc.on_timeout();
         // RFC 5681: loss window of one segment.
         self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
         self.log_cut(now, CutKind::Timeout, before);

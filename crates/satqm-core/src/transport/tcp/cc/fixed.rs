@@ -4,8 +4,7 @@
 //! grows or shrinks; losses are still repaired by the sender's loss
 //! recovery and timer.
 
-use super::{CongestionControl, Window};
-use crate::time::SimTime;
+use super::{AckSample, CongestionControl, Signal, Window};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Fixed {
@@ -14,18 +13,11 @@ pub struct Fixed {
 }
 
 impl CongestionControl for Fixed {
-    fn on_ack(
-        &mut self,
-        w: &mut Window,
-        _acked: u64,
-        _mss: u32,
-        _rtt: Option<SimTime>,
-        _now: SimTime,
-    ) {
+    fn on_ack(&mut self, w: &mut Window, _s: &AckSample) {
         w.cwnd = self.window;
     }
 
-    fn ssthresh_after_loss(&mut self, _w: &Window, _flight: u64, _mss: u32) -> f64 {
+    fn ssthresh_after(&mut self, _w: &Window, _signal: Signal, _flight: u64, _mss: u32) -> f64 {
         self.window
     }
 

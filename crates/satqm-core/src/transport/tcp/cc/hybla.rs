@@ -19,7 +19,7 @@
 //! (satqm's `rate_cap` aside) its slow start sends large bursts.
 
 use super::reno::linux_ssthresh;
-use super::{CongestionControl, Window};
+use super::{AckSample, CongestionControl, Signal, Window};
 use crate::time::SimTime;
 use crate::transport::tcp::config::CcRules;
 
@@ -50,15 +50,9 @@ impl Hybla {
 }
 
 impl CongestionControl for Hybla {
-    fn on_ack(
-        &mut self,
-        w: &mut Window,
-        _acked: u64,
-        mss: u32,
-        srtt: Option<SimTime>,
-        _now: SimTime,
-    ) {
-        if let Some(r) = srtt {
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        let mss = s.mss;
+        if let Some(r) = s.srtt {
             if self.min_srtt.is_none_or(|m| r < m) {
                 self.min_srtt = Some(r);
             }
@@ -75,7 +69,7 @@ impl CongestionControl for Hybla {
         }
     }
 
-    fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, mss: u32) -> f64 {
+    fn ssthresh_after(&mut self, w: &Window, _signal: Signal, flight: u64, mss: u32) -> f64 {
         match self.rules {
             CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
             CcRules::Linux | CcRules::Linux2009 => linux_ssthresh(w, mss),
@@ -98,7 +92,7 @@ mod tests {
             cwnd: 100_000.0,
             ssthresh: 50_000.0,
         };
-        h.on_ack(&mut w, 1000, 1000, srtt, SimTime::ZERO);
+        h.on_ack(&mut w, &AckSample::of(1000, 1000, srtt));
         assert!((w.cwnd - (100_000.0 + 576.0 * 1e6 / 100_000.0)).abs() < 1e-6);
         // Slow start with rho = 2: three segments per ACK.
         let mut w = Window {
@@ -107,10 +101,7 @@ mod tests {
         };
         h.on_ack(
             &mut w,
-            1000,
-            1000,
-            Some(SimTime::from_ms(50)),
-            SimTime::ZERO,
+            &AckSample::of(1000, 1000, Some(SimTime::from_ms(50))),
         );
         assert_eq!(w.cwnd, 5000.0);
     }
@@ -126,18 +117,12 @@ mod tests {
         };
         h.on_ack(
             &mut w,
-            1000,
-            1000,
-            Some(SimTime::from_ms(300)),
-            SimTime::ZERO,
+            &AckSample::of(1000, 1000, Some(SimTime::from_ms(300))),
         );
         let before = w.cwnd;
         h.on_ack(
             &mut w,
-            1000,
-            1000,
-            Some(SimTime::from_ms(600)),
-            SimTime::ZERO,
+            &AckSample::of(1000, 1000, Some(SimTime::from_ms(600))),
         );
         let step = w.cwnd - before;
         assert!((step - 144.0 * 1e6 / before).abs() < 1e-6, "step {step}");
@@ -145,10 +130,7 @@ mod tests {
         let before = w.cwnd;
         h.on_ack(
             &mut w,
-            1000,
-            1000,
-            Some(SimTime::from_ms(250)),
-            SimTime::ZERO,
+            &AckSample::of(1000, 1000, Some(SimTime::from_ms(250))),
         );
         let step = w.cwnd - before;
         assert!((step - 100.0 * 1e6 / before).abs() < 1e-6, "step {step}");

@@ -5,10 +5,12 @@
 //! algorithm (Hybla, CUBIC, ...) is one file implementing
 //! [`CongestionControl`] plus one arm in [`Cc`].
 
+mod cubic;
 mod fixed;
 mod hybla;
 mod reno;
 
+pub use cubic::{Cubic, CubicParams, HyStartKind};
 pub use fixed::Fixed;
 pub use hybla::Hybla;
 pub use reno::Reno;
@@ -23,19 +25,65 @@ pub struct Window {
     pub ssthresh: f64,
 }
 
-pub trait CongestionControl {
-    /// New data was cumulatively acknowledged outside loss recovery.
-    /// `srtt` is the smoothed round-trip time, once there is one.
-    fn on_ack(&mut self, w: &mut Window, acked: u64, mss: u32, rtt: Option<SimTime>, now: SimTime);
+/// What one ACK that acknowledged new data outside loss recovery tells
+/// congestion control (Linux's `cong_avoid` arguments with the RTT sample
+/// of `pkts_acked`).
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    pub now: SimTime,
+    /// Bytes newly acknowledged.
+    pub acked: u64,
+    pub mss: u32,
+    /// This ACK's RTT sample, if it gave one.
+    pub rtt: Option<SimTime>,
+    /// The smoothed RTT, once there is one.
+    pub srtt: Option<SimTime>,
+    /// The cumulative ACK after this one (the first unacknowledged byte).
+    pub snd_una: u64,
+    /// One past the highest byte sent.
+    pub snd_max: u64,
+}
 
-    /// The slow-start threshold after a congestion signal (loss, ECN echo
-    /// or timeout) with `flight` bytes outstanding.
-    fn ssthresh_after_loss(&mut self, _w: &Window, flight: u64, mss: u32) -> f64 {
+impl AckSample {
+    /// A sample of `acked` bytes with no RTT sample (tests).
+    #[cfg(test)]
+    pub fn of(acked: u64, mss: u32, srtt: Option<SimTime>) -> AckSample {
+        AckSample {
+            now: SimTime::ZERO,
+            acked,
+            mss,
+            rtt: None,
+            srtt,
+            snd_una: 0,
+            snd_max: 0,
+        }
+    }
+}
+
+/// Why the window is cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// A loss found by duplicate ACKs, SACK or RACK: a fast recovery.
+    Loss,
+    /// An ECN echo (RFC 3168).
+    Ecn,
+    /// The retransmission timer fired.
+    Timeout,
+}
+
+pub trait CongestionControl {
+    /// New data was cumulatively acknowledged outside loss recovery, and
+    /// the window limits the sender: grow it.
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample);
+
+    /// The slow-start threshold after a congestion signal with `flight`
+    /// bytes outstanding.
+    fn ssthresh_after(&mut self, _w: &Window, _signal: Signal, flight: u64, mss: u32) -> f64 {
         // RFC 5681 eq. (4)
         (flight as f64 / 2.0).max(2.0 * mss as f64)
     }
 
-    /// A retransmission timeout fired.
+    /// A retransmission timeout fired, after ssthresh was set.
     fn on_timeout(&mut self) {}
 
     /// The window after a timeout (RFC 5681: one segment).
@@ -55,6 +103,7 @@ pub enum Cc {
     Reno(Reno),
     Hybla(Hybla),
     Fixed(Fixed),
+    Cubic(Box<Cubic>),
 }
 
 impl Cc {
@@ -65,6 +114,7 @@ impl Cc {
             CcKind::Fixed { window } => Cc::Fixed(Fixed {
                 window: window as f64,
             }),
+            CcKind::Cubic(p) => Cc::Cubic(Box::new(Cubic::new(p))),
         }
     }
 
@@ -73,6 +123,7 @@ impl Cc {
             Cc::Reno(c) => c,
             Cc::Hybla(c) => c,
             Cc::Fixed(c) => c,
+            Cc::Cubic(c) => c.as_mut(),
         }
     }
 
@@ -81,6 +132,7 @@ impl Cc {
             Cc::Reno(c) => c,
             Cc::Hybla(c) => c,
             Cc::Fixed(c) => c,
+            Cc::Cubic(c) => c.as_ref(),
         }
     }
 
@@ -92,19 +144,12 @@ impl Cc {
         self.inner_ref().initial_window(configured)
     }
 
-    pub fn on_ack(
-        &mut self,
-        w: &mut Window,
-        acked: u64,
-        mss: u32,
-        rtt: Option<SimTime>,
-        now: SimTime,
-    ) {
-        self.inner().on_ack(w, acked, mss, rtt, now)
+    pub fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.inner().on_ack(w, s)
     }
 
-    pub fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, mss: u32) -> f64 {
-        self.inner().ssthresh_after_loss(w, flight, mss)
+    pub fn ssthresh_after(&mut self, w: &Window, signal: Signal, flight: u64, mss: u32) -> f64 {
+        self.inner().ssthresh_after(w, signal, flight, mss)
     }
 
     pub fn on_timeout(&mut self) {

@@ -16,8 +16,7 @@
 //! avoidance adds one segment. ssthresh is half of cwnd, at least two
 //! segments.
 
-use super::{CongestionControl, Window};
-use crate::time::SimTime;
+use super::{AckSample, CongestionControl, Signal, Window};
 use crate::transport::tcp::config::CcRules;
 
 #[derive(Clone, Copy, Debug)]
@@ -95,14 +94,8 @@ impl Reno {
 }
 
 impl CongestionControl for Reno {
-    fn on_ack(
-        &mut self,
-        w: &mut Window,
-        acked: u64,
-        mss: u32,
-        _rtt: Option<SimTime>,
-        _now: SimTime,
-    ) {
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        let (acked, mss) = (s.acked, s.mss);
         match self.rules {
             CcRules::Linux => return self.linux_ack(w, acked, mss),
             CcRules::Linux2009 => return self.linux_2009_ack(w, mss),
@@ -116,7 +109,7 @@ impl CongestionControl for Reno {
         }
     }
 
-    fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, mss: u32) -> f64 {
+    fn ssthresh_after(&mut self, w: &Window, _signal: Signal, flight: u64, mss: u32) -> f64 {
         match self.rules {
             // RFC 5681 eq. (4)
             CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
@@ -136,11 +129,11 @@ mod tests {
             cwnd: 1000.0,
             ssthresh: 3000.0,
         };
-        r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
         assert_eq!(w.cwnd, 2000.0); // limited to one SMSS per ACK
-        r.on_ack(&mut w, 1000, 1000, None, SimTime::ZERO);
+        r.on_ack(&mut w, &AckSample::of(1000, 1000, None));
         assert_eq!(w.cwnd, 3000.0);
-        r.on_ack(&mut w, 1000, 1000, None, SimTime::ZERO);
+        r.on_ack(&mut w, &AckSample::of(1000, 1000, None));
         assert!((w.cwnd - (3000.0 + 1000.0 / 3.0)).abs() < 1e-9);
     }
 
@@ -154,7 +147,7 @@ mod tests {
             ssthresh: f64::INFINITY,
         };
         for _ in 0..5 {
-            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+            r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
         }
         assert_eq!(w.cwnd, 20_000.0);
         // Slow start stops at ssthresh; the rest of the ACK is credit.
@@ -162,26 +155,26 @@ mod tests {
             cwnd: 9_000.0,
             ssthresh: 10_000.0,
         };
-        r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
         assert_eq!(w.cwnd, 10_000.0);
         assert_eq!(r.credit, 1);
         // Congestion avoidance: one segment per window of acknowledged
         // segments, whatever the ACKs' size: 5 ACKs of 2 at cwnd = 10.
         let mut r = Reno::new(CcRules::Linux);
         for _ in 0..4 {
-            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+            r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
             assert_eq!(w.cwnd, 10_000.0);
         }
-        r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
         assert_eq!(w.cwnd, 11_000.0);
         assert_eq!(r.credit, 0);
         // ssthresh: half of cwnd in whole segments, at least two.
-        assert_eq!(r.ssthresh_after_loss(&w, 50_000, 1000), 5_000.0);
+        assert_eq!(r.ssthresh_after(&w, Signal::Loss, 50_000, 1000), 5_000.0);
         let one = Window {
             cwnd: 1000.0,
             ssthresh: 1e9,
         };
-        assert_eq!(r.ssthresh_after_loss(&one, 50_000, 1000), 2_000.0);
+        assert_eq!(r.ssthresh_after(&one, Signal::Loss, 50_000, 1000), 2_000.0);
     }
 
     #[test]
@@ -194,15 +187,15 @@ mod tests {
             ssthresh: 12_000.0,
         };
         for _ in 0..3 {
-            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+            r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
         }
         assert_eq!(w.cwnd, 13_000.0);
         // Congestion avoidance: one segment per cwnd + 1 ACKs.
         for _ in 0..13 {
-            r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+            r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
             assert_eq!(w.cwnd, 13_000.0);
         }
-        r.on_ack(&mut w, 2000, 1000, None, SimTime::ZERO);
+        r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
         assert_eq!(w.cwnd, 14_000.0);
     }
 }

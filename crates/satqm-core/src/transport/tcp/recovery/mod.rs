@@ -26,7 +26,7 @@ pub use sack::Sack;
 
 use super::config::Recovery;
 
-use super::cc::{Cc, Window};
+use super::cc::{Cc, Signal, Window};
 use super::segments::Segments;
 use crate::time::SimTime;
 
@@ -82,7 +82,7 @@ impl Episode {
     /// at the highest byte sent; `fast` for fast recovery (not Tahoe).
     fn enter(&mut self, c: &mut Conn, fast: bool) {
         let flight = c.flight();
-        c.win.ssthresh = c.cc.ssthresh_after_loss(c.win, flight, c.mss);
+        c.win.ssthresh = c.cc.ssthresh_after(c.win, Signal::Loss, flight, c.mss);
         self.recover = c.snd_max;
         self.in_recovery = fast;
     }

@@ -1,0 +1,459 @@
+//! CUBIC (RFC 9438), as Linux runs it (`net/ipv4/tcp_cubic.c`).
+//!
+//! After a congestion event at window W_max the window follows the cubic
+//!
+//! ```text
+//! W(t) = C (t - K)^3 + W_max,     K = cbrt(W_max (1 - beta) / C)
+//! ```
+//!
+//! (segments, t in seconds since the first ACK after the event), concave
+//! up to W_max and convex beyond it, so the window returns quickly to where
+//! the last loss happened, lingers there and probes past it. Each ACK
+//! aims at W(t + RTT_min): the window grows by (target - cwnd)/cwnd per
+//! segment acknowledged, by at most one segment per two acknowledged
+//! (Linux's `cnt >= 2`), and by one per 20 before the first loss. In the
+//! Reno-friendly region the window is at least what Reno with
+//! alpha = 3 (1 - beta) / (1 + beta) would have: W_est grows by alpha
+//! segments per window of acknowledged segments. On a congestion signal
+//! ssthresh = beta cwnd; with fast convergence a window that ended below
+//! the previous W_max sets W_max to cwnd (1 + beta) / 2, releasing capacity
+//! to newer flows. A timeout forgets W_max (Linux's `bictcp_reset()` on
+//! entering the Loss state).
+//!
+//! beta = 0.7 and C = 0.4 (Linux: 717/1024 and 41·10/1024). The window is
+//! counted in whole segments, as in Linux; the time is continuous (Linux
+//! counts in jiffies). Slow start doubles per round trip, counting
+//! acknowledged segments, and HyStart ([`HyStart`]) may end it before a
+//! loss.
+
+use super::reno::segments;
+use super::{AckSample, CongestionControl, Signal, Window};
+use crate::time::SimTime;
+
+/// CUBIC's parameters (`[tcp.cc]` with `kind = "cubic"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicParams {
+    /// Multiplicative decrease factor.
+    pub beta: f64,
+    /// Aggressiveness of the cubic, segments per second cubed.
+    pub c: f64,
+    /// Fast convergence (RFC 9438 section 4.7).
+    pub fast_convergence: bool,
+    /// How slow start ends before a loss.
+    pub hystart: HyStartKind,
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams {
+            beta: 0.7,
+            c: 0.4,
+            fast_convergence: true,
+            hystart: HyStartKind::Linux,
+        }
+    }
+}
+
+/// Which slow-start exit CUBIC uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HyStartKind {
+    /// None: slow start until a loss or ssthresh.
+    Off,
+    /// Linux's HyStart (Ha & Rhee 2011, `hystart_update()` in
+    /// `tcp_cubic.c`, on by default): leave slow start when an ACK train
+    /// lasts half the smallest RTT or when a round's smallest RTT rises
+    /// above the smallest by an eighth of it (4 to 16 ms).
+    Linux,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    p: CubicParams,
+    /// W_max: the window at the last congestion event, segments (0: none).
+    w_max: f64,
+    /// When the current epoch started (the first ACK after an event).
+    epoch: Option<SimTime>,
+    /// K, seconds, and the window the cubic returns to (W_max, or cwnd if
+    /// the epoch started above it).
+    k: f64,
+    origin: f64,
+    /// The Reno-friendly window W_est, segments.
+    w_est: f64,
+    /// Segments acknowledged towards W_est's next increase.
+    est_credit: f64,
+    /// Segments acknowledged towards the next one-segment increase.
+    credit: f64,
+    /// The smallest RTT seen (Linux's `delay_min`).
+    min_rtt: Option<SimTime>,
+    hystart: HyStart,
+}
+
+impl Cubic {
+    pub fn new(p: CubicParams) -> Cubic {
+        Cubic {
+            p,
+            w_max: 0.0,
+            epoch: None,
+            k: 0.0,
+            origin: 0.0,
+            w_est: 0.0,
+            est_credit: 0.0,
+            credit: 0.0,
+            min_rtt: None,
+            hystart: HyStart::default(),
+        }
+    }
+
+    /// W(t) for the current epoch, segments.
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        self.p.c * (t - self.k).powi(3) + self.origin
+    }
+
+    /// K for a window of `cwnd` segments after an event at `w_max`.
+    pub fn k_for(&self, w_max: f64, cwnd: f64) -> f64 {
+        ((w_max - cwnd).max(0.0) / self.p.c).cbrt()
+    }
+
+    /// Congestion avoidance: `acked` segments at window `cwnd`; returns
+    /// the new window (Linux's `bictcp_update()` and `tcp_cong_avoid_ai()`).
+    fn avoid(&mut self, cwnd: u64, acked: u64, now: SimTime) -> u64 {
+        let w = cwnd as f64;
+        let epoch = match self.epoch {
+            Some(e) => e,
+            None => {
+                // A new epoch: the cubic and W_est start from here.
+                self.epoch = Some(now);
+                self.w_est = w;
+                self.est_credit = 0.0;
+                if self.w_max <= w {
+                    self.k = 0.0;
+                    self.origin = w;
+                } else {
+                    self.k = self.k_for(self.w_max, w);
+                    self.origin = self.w_max;
+                }
+                now
+            }
+        };
+        let rtt = self.min_rtt.map_or(0.0, |r| r.secs_f64());
+        let t = (now - epoch).secs_f64() + rtt;
+        let target = self.w_cubic(t);
+        // Segments to acknowledge per one-segment increase.
+        let mut cnt = if target > w {
+            (w / (target - w)).floor()
+        } else {
+            100.0 * w
+        };
+        if self.w_max == 0.0 && cnt > 20.0 {
+            cnt = 20.0;
+        }
+        // Reno-friendly region: W_est += alpha per window of ACKs.
+        let beta = self.p.beta;
+        let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
+        self.est_credit += acked as f64;
+        let per_segment = w / alpha;
+        while self.est_credit > per_segment {
+            self.est_credit -= per_segment;
+            self.w_est += 1.0;
+        }
+        if self.w_est > w {
+            let max_cnt = (w / (self.w_est - w)).floor();
+            cnt = cnt.min(max_cnt);
+        }
+        let cnt = cnt.max(2.0);
+        // tcp_cong_avoid_ai(cnt, acked).
+        let mut cwnd = cwnd;
+        if self.credit >= cnt {
+            self.credit = 0.0;
+            cwnd += 1;
+        }
+        self.credit += acked as f64;
+        if self.credit >= cnt {
+            let delta = (self.credit / cnt).floor();
+            self.credit -= delta * cnt;
+            cwnd += delta as u64;
+        }
+        cwnd
+    }
+
+    fn reset(&mut self) {
+        self.w_max = 0.0;
+        self.epoch = None;
+        self.k = 0.0;
+        self.origin = 0.0;
+        self.w_est = 0.0;
+        self.est_credit = 0.0;
+        self.credit = 0.0;
+        self.hystart = HyStart::default();
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        let m = s.mss as f64;
+        if let Some(r) = s.rtt {
+            // Linux discards delay samples in the second after an event.
+            let settled = self
+                .epoch
+                .is_none_or(|e| s.now - e >= SimTime::from_secs(1));
+            if settled && self.min_rtt.is_none_or(|min| r < min) {
+                self.min_rtt = Some(r);
+            }
+            let in_slow_start = w.cwnd < w.ssthresh;
+            if settled
+                && in_slow_start
+                && self.p.hystart == HyStartKind::Linux
+                && w.cwnd / m >= 16.0
+            {
+                if let Some(min) = self.min_rtt {
+                    if self.hystart.update(r, min, s) {
+                        w.ssthresh = w.cwnd;
+                    }
+                }
+            }
+        }
+        let mut cwnd = (w.cwnd / m).round() as u64;
+        let mut acked = segments(s.acked, s.mss);
+        let ssthresh = w.ssthresh / m;
+        if (cwnd as f64) < ssthresh {
+            let to = (cwnd + acked).min(ssthresh.floor() as u64).max(cwnd);
+            acked -= to - cwnd;
+            cwnd = to;
+            if acked == 0 {
+                w.cwnd = cwnd as f64 * m;
+                return;
+            }
+        }
+        cwnd = self.avoid(cwnd, acked, s.now);
+        w.cwnd = cwnd as f64 * m;
+    }
+
+    fn ssthresh_after(&mut self, w: &Window, _signal: Signal, _flight: u64, mss: u32) -> f64 {
+        // cubictcp_recalc_ssthresh(): a new epoch starts at the next ACK.
+        let cwnd = (w.cwnd / mss as f64).round();
+        self.epoch = None;
+        self.w_max = if cwnd < self.w_max && self.p.fast_convergence {
+            cwnd * (1.0 + self.p.beta) / 2.0
+        } else {
+            cwnd
+        };
+        (cwnd * self.p.beta).floor().max(2.0) * mss as f64
+    }
+
+    fn on_timeout(&mut self) {
+        self.reset();
+    }
+}
+
+/// Linux's HyStart state for one round of slow start.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HyStart {
+    /// The round ends when the cumulative ACK passes this.
+    round_end: u64,
+    round_start: SimTime,
+    last_ack: SimTime,
+    /// The smallest RTT of this round's first samples.
+    round_min: Option<SimTime>,
+    samples: u32,
+    started: bool,
+}
+
+/// ACKs closer than this form a train (`hystart_ack_delta_us`).
+const ACK_DELTA: SimTime = SimTime(2_000_000);
+/// Samples per round for the delay test (`HYSTART_MIN_SAMPLES`).
+const MIN_SAMPLES: u32 = 8;
+
+impl HyStart {
+    /// One RTT sample `rtt` in slow start, the path's smallest being
+    /// `min`; true if slow start should end now.
+    fn update(&mut self, rtt: SimTime, min: SimTime, s: &AckSample) -> bool {
+        if !self.started || s.snd_una > self.round_end {
+            // bictcp_hystart_reset(): a new round.
+            self.started = true;
+            self.round_end = s.snd_max;
+            self.round_start = s.now;
+            self.last_ack = s.now;
+            self.round_min = None;
+            self.samples = 0;
+        }
+        // ACK train: ACKs closely spaced for half the smallest RTT.
+        if s.now - self.last_ack <= ACK_DELTA {
+            self.last_ack = s.now;
+            if s.now - self.round_start > SimTime(min.ns() / 2) {
+                return true;
+            }
+        }
+        // Delay increase: this round's smallest RTT above the path's by an
+        // eighth of it, clamped to 4..16 ms.
+        self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
+        if self.samples < MIN_SAMPLES {
+            self.samples += 1;
+        } else {
+            let thresh = SimTime(min.ns() / 8)
+                .max(SimTime::from_ms(4))
+                .min(SimTime::from_ms(16));
+            if self.round_min.is_some_and(|r| r > min + thresh) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(acked_segments: u64, now: SimTime, rtt: Option<SimTime>) -> AckSample {
+        AckSample {
+            now,
+            acked: acked_segments * 1000,
+            mss: 1000,
+            rtt,
+            srtt: rtt,
+            snd_una: 0,
+            snd_max: 0,
+        }
+    }
+
+    #[test]
+    fn k_and_the_cubic_from_rfc_9438() {
+        // RFC 9438 eq. (2): K = cbrt(W_max (1 - beta) / C); after a loss at
+        // W_max = 100 segments cwnd = 70 and K = cbrt(30 / 0.4) = 4.217 s.
+        let mut c = Cubic::new(CubicParams::default());
+        let w = Window {
+            cwnd: 100_000.0,
+            ssthresh: 1e12,
+        };
+        let ssthresh = c.ssthresh_after(&w, Signal::Loss, 100_000, 1000);
+        assert_eq!(ssthresh, 70_000.0);
+        assert_eq!(c.w_max, 100.0);
+        let k = c.k_for(100.0, 70.0);
+        assert!((k - 75f64.cbrt()).abs() < 1e-12, "K {k}");
+        assert!((k - 4.2172).abs() < 1e-4);
+        // W(0) = W_max - C K^3 = cwnd; W(K) = W_max.
+        c.k = k;
+        c.origin = 100.0;
+        assert!((c.w_cubic(0.0) - 70.0).abs() < 1e-9);
+        assert!((c.w_cubic(k) - 100.0).abs() < 1e-12);
+        assert!((c.w_cubic(k + 2.0) - (100.0 + 0.4 * 8.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_when_the_window_shrinks() {
+        let mut c = Cubic::new(CubicParams::default());
+        let at = |cwnd: f64| Window {
+            cwnd: cwnd * 1000.0,
+            ssthresh: 1e12,
+        };
+        c.ssthresh_after(&at(100.0), Signal::Loss, 0, 1000);
+        assert_eq!(c.w_max, 100.0);
+        // The next event comes at 80 < 100: W_max = 80 (1 + 0.7) / 2 = 68.
+        c.ssthresh_after(&at(80.0), Signal::Loss, 0, 1000);
+        assert!((c.w_max - 68.0).abs() < 1e-12);
+        let mut off = Cubic::new(CubicParams {
+            fast_convergence: false,
+            ..CubicParams::default()
+        });
+        off.ssthresh_after(&at(100.0), Signal::Loss, 0, 1000);
+        off.ssthresh_after(&at(80.0), Signal::Loss, 0, 1000);
+        assert_eq!(off.w_max, 80.0);
+    }
+
+    #[test]
+    fn regrowth_follows_the_cubic_within_one_segment() {
+        // After a loss at 100 segments, ACKs of one segment each at a
+        // steady 100 ms RTT: the window tracks W(t + RTT) from below.
+        let mut c = Cubic::new(CubicParams {
+            hystart: HyStartKind::Off,
+            ..CubicParams::default()
+        });
+        let rtt = SimTime::from_ms(100);
+        c.min_rtt = Some(rtt);
+        let mut w = Window {
+            cwnd: 100_000.0,
+            ssthresh: 1e12,
+        };
+        w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
+        w.cwnd = w.ssthresh;
+        let mut now = SimTime::from_secs(10);
+        let start = now;
+        let k = c.k_for(100.0, 70.0);
+        while now - start < SimTime::from_secs(8) {
+            // One ACK per segment of the window, spread over the RTT.
+            let n = (w.cwnd / 1000.0) as u64;
+            let step = SimTime(rtt.ns() / n);
+            for _ in 0..n {
+                now = now + step;
+                c.on_ack(&mut w, &sample(1, now, Some(rtt)));
+            }
+            // Each ACK aims at W(t + RTT), so the window stays between
+            // W(t) and W(t + RTT), to within a segment.
+            let t = (now - start).secs_f64();
+            let lo = 0.4 * (t - k).powi(3) + 100.0;
+            let hi = 0.4 * (t + 0.1 - k).powi(3) + 100.0;
+            let cwnd = w.cwnd / 1000.0;
+            assert!(
+                cwnd <= hi + 1.0 && cwnd >= lo - 1.0,
+                "t {t:.2}: cwnd {cwnd} against W(t) {lo:.2} .. W(t + RTT) {hi:.2}"
+            );
+        }
+    }
+
+    #[test]
+    fn reno_friendly_region_on_a_short_path() {
+        // At a 1 ms RTT the cubic barely moves in a few hundred round
+        // trips; the window follows Reno with alpha = 3 (1 - beta)/(1 + beta)
+        // = 0.53 segments per window of ACKs instead.
+        let mut c = Cubic::new(CubicParams {
+            hystart: HyStartKind::Off,
+            ..CubicParams::default()
+        });
+        let rtt = SimTime::from_ms(1);
+        c.min_rtt = Some(rtt);
+        let mut w = Window {
+            cwnd: 20_000.0,
+            ssthresh: 1e12,
+        };
+        w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
+        w.cwnd = w.ssthresh;
+        let mut now = SimTime::from_secs(1);
+        let rounds = 100;
+        for _ in 0..rounds {
+            let n = (w.cwnd / 1000.0) as u64;
+            for _ in 0..n {
+                now = now + SimTime(rtt.ns() / n);
+                c.on_ack(&mut w, &sample(1, now, Some(rtt)));
+            }
+        }
+        let cwnd = w.cwnd / 1000.0;
+        let reno = 14.0 + 0.529 * rounds as f64;
+        assert!((cwnd - reno).abs() <= 3.0, "cwnd {cwnd} against {reno:.1}");
+        // The cubic alone, 0.1 s in: W(0.1) - 14 is under one segment.
+        assert!(c.w_cubic(0.1 + 0.001) - 14.0 < 1.0);
+    }
+
+    #[test]
+    fn hystart_ends_slow_start_when_the_delay_rises() {
+        let mut h = HyStart::default();
+        let min = SimTime::from_ms(100);
+        let mut s = sample(2, SimTime::from_secs(1), None);
+        s.snd_una = 1;
+        s.snd_max = 1000;
+        // Eight samples at the path's RTT, spaced beyond the ACK train.
+        for i in 0..8 {
+            s.now = SimTime::from_secs(1) + SimTime::from_ms(5 * i);
+            assert!(!h.update(min, min, &s));
+        }
+        // A new round whose samples are 20 ms above: more than the 12.5 ms
+        // threshold (100/8).
+        s.snd_una = 2000;
+        s.snd_max = 4000;
+        let mut ended = false;
+        for i in 0..9 {
+            s.now = SimTime::from_secs(2) + SimTime::from_ms(5 * i);
+            ended |= h.update(min + SimTime::from_ms(20), min, &s);
+        }
+        assert!(ended);
+    }
+}
