@@ -384,7 +384,7 @@ mod tests {
             let n = (w.cwnd / 1000.0) as u64;
             let step = SimTime(rtt.ns() / n);
             for _ in 0..n {
-                now = now + step;
+                now += step;
                 c.on_ack(&mut w, &sample(1, now, Some(rtt)));
             }
             // Each ACK aims at W(t + RTT), so the window stays between
@@ -422,7 +422,7 @@ mod tests {
         for _ in 0..rounds {
             let n = (w.cwnd / 1000.0) as u64;
             for _ in 0..n {
-                now = now + SimTime(rtt.ns() / n);
+                now += SimTime(rtt.ns() / n);
                 c.on_ack(&mut w, &sample(1, now, Some(rtt)));
             }
         }
