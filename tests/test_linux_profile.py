@@ -1,4 +1,8 @@
-"""The `linux` TCP profile end to end, on a GEO bottleneck (docs/linux.md)."""
+"""The `linux` TCP profile end to end, on a GEO bottleneck (docs/linux.md).
+
+The rules are checked with the kernel's `reno`, as docs/linux.md compares
+them; CUBIC has its own tests.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ buffer = 800
 loss = {loss}
 [tcp]
 profile = "{profile}"
+cc = "reno"
 mss = 1448
 [[traffic]]
 kind = "bulk"

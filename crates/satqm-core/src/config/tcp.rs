@@ -39,6 +39,23 @@ pub(super) fn tcp_for(
                 rack: None,
                 tlp: None,
                 send_buffer: None,
+                // Only `linux` names a congestion control (its CUBIC); the
+                // others leave `[tcp]`'s.
+                cc: if o.profile.as_deref() == Some("linux") {
+                    None
+                } else {
+                    base.cc.clone()
+                },
+                hybla_rtt0: if o.profile.as_deref() == Some("linux") {
+                    None
+                } else {
+                    base.hybla_rtt0.clone()
+                },
+                fixed_window: if o.profile.as_deref() == Some("linux") {
+                    None
+                } else {
+                    base.fixed_window.clone()
+                },
                 ..base.clone()
             };
             tcp_config(&overlay(&base, o), path)
@@ -495,6 +512,10 @@ mod tests {
         use crate::transport::tcp::{CcRules, RtoRule};
         let t = bulk_tcp(&format!("{BASE}\n[traffic.tcp]\nprofile = \"linux\"\n"));
         assert_eq!(t.recovery, Recovery::Sack);
+        assert_eq!(
+            t.cc,
+            crate::transport::tcp::CcKind::Cubic(crate::transport::tcp::cc::CubicParams::default())
+        );
         assert_eq!(t.initial_window, 10);
         assert_eq!(
             (t.min_rto, t.initial_rto, t.max_rto),

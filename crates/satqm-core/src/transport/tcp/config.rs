@@ -157,8 +157,8 @@ pub enum Profile {
     /// (`TCP_MAX_QUICKACKS`), RACK-TLP loss detection (`tcp_recovery = 1`,
     /// `tcp_early_retrans = 3`) and the retransmission timer restarted when the
     /// first unacknowledged segment is resent; a send buffer of 4 MiB
-    /// (`tcp_wmem[2]`). Its congestion control is Reno (Linux's
-    /// `reno`); the kernel's default, CUBIC, is not modelled yet.
+    /// (`tcp_wmem[2]`); and the kernel's default congestion control,
+    /// CUBIC with HyStart (`tcp_cubic`).
     Linux,
     /// A Linux server of 2009 (kernels 2.6.27–2.6.32), from the constants
     /// of `include/net/tcp.h` and `tcp_init_cwnd()` of those kernels: SACK
@@ -191,6 +191,7 @@ impl Profile {
             Profile::Rfc => rfc,
             Profile::Linux => TcpConfig {
                 recovery: Recovery::Sack,
+                cc: CcKind::Cubic(super::cc::CubicParams::default()),
                 initial_window: 10,
                 delayed_ack_timeout: SimTime::from_ms(40),
                 min_rto: SimTime::from_ms(200),
