@@ -273,6 +273,9 @@ def test_ctrl_c_exits_130(droptail_path, tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as in a terminal, even when the tests were started in the
+        # background with SIGINT ignored (which the child would inherit).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert p.stderr is not None

@@ -464,7 +464,15 @@ def _start_cli_sweep(f: Path, out: Path, *extra: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group: signal it and its workers only
+        # Ctrl-C as in a terminal, even when the tests themselves were
+        # started in the background with SIGINT ignored (which a child
+        # would inherit).
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_runs(out: Path, n: int, p: subprocess.Popen, timeout: float = 60) -> None:
