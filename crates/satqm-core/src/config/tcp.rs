@@ -39,19 +39,19 @@ pub(super) fn tcp_for(
                 rack: None,
                 tlp: None,
                 send_buffer: None,
-                // Only `linux` names a congestion control (its CUBIC); the
-                // others leave `[tcp]`'s.
-                cc: if o.profile.as_deref() == Some("linux") {
+                // The Linux profiles name a congestion control (CUBIC);
+                // `rfc` leaves `[tcp]`'s.
+                cc: if matches!(o.profile.as_deref(), Some("linux" | "linux-2009")) {
                     None
                 } else {
                     base.cc.clone()
                 },
-                hybla_rtt0: if o.profile.as_deref() == Some("linux") {
+                hybla_rtt0: if matches!(o.profile.as_deref(), Some("linux" | "linux-2009")) {
                     None
                 } else {
                     base.hybla_rtt0.clone()
                 },
-                fixed_window: if o.profile.as_deref() == Some("linux") {
+                fixed_window: if matches!(o.profile.as_deref(), Some("linux" | "linux-2009")) {
                     None
                 } else {
                     base.fixed_window.clone()
@@ -485,6 +485,7 @@ mod tests {
                 (t.rto_rule, t.cc_rules, t.quickack),
                 (RtoRule::Linux2009, CcRules::Linux2009, 16)
             );
+            assert!(matches!(t.cc, crate::transport::tcp::CcKind::Cubic(_)));
         }
         assert!(t.delayed_ack && t.window_scaling && t.initial_ssthresh.is_none());
         // An entry's profile replaces what [tcp] says for the keys it sets.

@@ -173,9 +173,9 @@ pub enum Profile {
     /// 2.6.39's 10), quick ACKs for the first 16 segments and a
     /// delayed-ACK timeout of 40 ms (`TCP_ATO_MIN`, where Linux starts its
     /// adaptive timeout). Window growth is counted per ACK, as those
-    /// kernels did without `tcp_abc` ([`CcRules::Linux2009`]). Linux's default
-    /// congestion control of that time, CUBIC, is not modelled: the
-    /// profile keeps Reno's window growth.
+    /// kernels did without `tcp_abc` ([`CcRules::Linux2009`]). Its
+    /// congestion control is the default of those kernels, CUBIC, counting
+    /// ACKs as they did, with HyStart (from 2.6.29).
     Linux2009,
 }
 
@@ -212,6 +212,7 @@ impl Profile {
                 min_rto: SimTime::from_ms(200),
                 max_rto: SimTime::from_secs(120),
                 initial_rto: SimTime::from_secs(3),
+                cc: CcKind::Cubic(super::cc::CubicParams::default()),
                 rto_rule: RtoRule::Linux2009,
                 cc_rules: CcRules::Linux2009,
                 quickack: 16,

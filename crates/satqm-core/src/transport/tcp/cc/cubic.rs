@@ -29,6 +29,7 @@
 use super::reno::segments;
 use super::{AckSample, CongestionControl, Signal, Window};
 use crate::time::SimTime;
+use crate::transport::tcp::config::CcRules;
 
 /// CUBIC's parameters (`[tcp.cc]` with `kind = "cubic"`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,6 +70,10 @@ pub enum HyStartKind {
 #[derive(Clone, Debug)]
 pub struct Cubic {
     p: CubicParams,
+    /// `Linux2009`: the window grows per ACK, not per segment acknowledged
+    /// (kernels before 3.x counted ACKs in `tcp_slow_start()` and
+    /// `tcp_cong_avoid_ai()`); otherwise per segment.
+    rules: CcRules,
     /// W_max: the window at the last congestion event, segments (0: none).
     w_max: f64,
     /// When the current epoch started (the first ACK after an event).
@@ -89,9 +94,10 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    pub fn new(p: CubicParams) -> Cubic {
+    pub fn new(p: CubicParams, rules: CcRules) -> Cubic {
         Cubic {
             p,
+            rules,
             w_max: 0.0,
             epoch: None,
             k: 0.0,
@@ -116,7 +122,7 @@ impl Cubic {
 
     /// Congestion avoidance: `acked` segments at window `cwnd`; returns
     /// the new window (Linux's `bictcp_update()` and `tcp_cong_avoid_ai()`).
-    fn avoid(&mut self, cwnd: u64, acked: u64, now: SimTime) -> u64 {
+    fn avoid(&mut self, cwnd: u64, acked: u64, segs: u64, now: SimTime) -> u64 {
         let w = cwnd as f64;
         let epoch = match self.epoch {
             Some(e) => e,
@@ -150,7 +156,7 @@ impl Cubic {
         // Reno-friendly region: W_est += alpha per window of ACKs.
         let beta = self.p.beta;
         let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
-        self.est_credit += acked as f64;
+        self.est_credit += segs as f64;
         let per_segment = w / alpha;
         while self.est_credit > per_segment {
             self.est_credit -= per_segment;
@@ -213,8 +219,14 @@ impl CongestionControl for Cubic {
             }
         }
         let mut cwnd = (w.cwnd / m).round() as u64;
-        let mut acked = segments(s.acked, s.mss);
+        let per_ack = self.rules == CcRules::Linux2009;
+        let mut acked = if per_ack { 1 } else { segments(s.acked, s.mss) };
         let ssthresh = w.ssthresh / m;
+        if per_ack && cwnd as f64 <= ssthresh {
+            // 2.6.2x: one segment per ACK while cwnd <= ssthresh.
+            w.cwnd = (cwnd + 1) as f64 * m;
+            return;
+        }
         if (cwnd as f64) < ssthresh {
             let to = (cwnd + acked).min(ssthresh.floor() as u64).max(cwnd);
             acked -= to - cwnd;
@@ -224,7 +236,10 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        cwnd = self.avoid(cwnd, acked, s.now);
+        // The Reno-friendly estimate counts segments in both (2.6.2x scaled
+        // its ACK count by the measured delayed-ACK ratio).
+        let segs = segments(s.acked, s.mss);
+        cwnd = self.avoid(cwnd, acked, segs, s.now);
         w.cwnd = cwnd as f64 * m;
     }
 
@@ -320,7 +335,7 @@ mod tests {
     fn k_and_the_cubic_from_rfc_9438() {
         // RFC 9438 eq. (2): K = cbrt(W_max (1 - beta) / C); after a loss at
         // W_max = 100 segments cwnd = 70 and K = cbrt(30 / 0.4) = 4.217 s.
-        let mut c = Cubic::new(CubicParams::default());
+        let mut c = Cubic::new(CubicParams::default(), CcRules::Linux);
         let w = Window {
             cwnd: 100_000.0,
             ssthresh: 1e12,
@@ -341,7 +356,7 @@ mod tests {
 
     #[test]
     fn fast_convergence_lowers_w_max_when_the_window_shrinks() {
-        let mut c = Cubic::new(CubicParams::default());
+        let mut c = Cubic::new(CubicParams::default(), CcRules::Linux);
         let at = |cwnd: f64| Window {
             cwnd: cwnd * 1000.0,
             ssthresh: 1e12,
@@ -351,10 +366,13 @@ mod tests {
         // The next event comes at 80 < 100: W_max = 80 (1 + 0.7) / 2 = 68.
         c.ssthresh_after(&at(80.0), Signal::Loss, 0, 1000);
         assert!((c.w_max - 68.0).abs() < 1e-12);
-        let mut off = Cubic::new(CubicParams {
-            fast_convergence: false,
-            ..CubicParams::default()
-        });
+        let mut off = Cubic::new(
+            CubicParams {
+                fast_convergence: false,
+                ..CubicParams::default()
+            },
+            CcRules::Linux,
+        );
         off.ssthresh_after(&at(100.0), Signal::Loss, 0, 1000);
         off.ssthresh_after(&at(80.0), Signal::Loss, 0, 1000);
         assert_eq!(off.w_max, 80.0);
@@ -364,10 +382,13 @@ mod tests {
     fn regrowth_follows_the_cubic_within_one_segment() {
         // After a loss at 100 segments, ACKs of one segment each at a
         // steady 100 ms RTT: the window tracks W(t + RTT) from below.
-        let mut c = Cubic::new(CubicParams {
-            hystart: HyStartKind::Off,
-            ..CubicParams::default()
-        });
+        let mut c = Cubic::new(
+            CubicParams {
+                hystart: HyStartKind::Off,
+                ..CubicParams::default()
+            },
+            CcRules::Linux,
+        );
         let rtt = SimTime::from_ms(100);
         c.min_rtt = Some(rtt);
         let mut w = Window {
@@ -405,10 +426,13 @@ mod tests {
         // At a 1 ms RTT the cubic barely moves in a few hundred round
         // trips; the window follows Reno with alpha = 3 (1 - beta)/(1 + beta)
         // = 0.53 segments per window of ACKs instead.
-        let mut c = Cubic::new(CubicParams {
-            hystart: HyStartKind::Off,
-            ..CubicParams::default()
-        });
+        let mut c = Cubic::new(
+            CubicParams {
+                hystart: HyStartKind::Off,
+                ..CubicParams::default()
+            },
+            CcRules::Linux,
+        );
         let rtt = SimTime::from_ms(1);
         c.min_rtt = Some(rtt);
         let mut w = Window {
@@ -455,5 +479,25 @@ mod tests {
             ended |= h.update(min + SimTime::from_ms(20), min, &s);
         }
         assert!(ended);
+    }
+
+    #[test]
+    fn linux_2009_counts_acks_not_segments() {
+        // Kernels of 2009 grew slow start by one segment per ACK, whatever
+        // it acknowledged; today's count the segments.
+        let mut w09 = Window {
+            cwnd: 10_000.0,
+            ssthresh: 1e12,
+        };
+        let mut now_ = w09;
+        let mut old = Cubic::new(CubicParams::default(), CcRules::Linux2009);
+        let mut new = Cubic::new(CubicParams::default(), CcRules::Linux);
+        for i in 0..5 {
+            let t = SimTime::from_ms(i);
+            old.on_ack(&mut w09, &sample(2, t, None));
+            new.on_ack(&mut now_, &sample(2, t, None));
+        }
+        assert_eq!(w09.cwnd, 15_000.0);
+        assert_eq!(now_.cwnd, 20_000.0);
     }
 }

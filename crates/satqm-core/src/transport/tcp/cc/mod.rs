@@ -114,7 +114,7 @@ impl Cc {
             CcKind::Fixed { window } => Cc::Fixed(Fixed {
                 window: window as f64,
             }),
-            CcKind::Cubic(p) => Cc::Cubic(Box::new(Cubic::new(p))),
+            CcKind::Cubic(p) => Cc::Cubic(Box::new(Cubic::new(p, rules))),
         }
     }
 
