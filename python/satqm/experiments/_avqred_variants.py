@@ -4,8 +4,8 @@ The papers' testbed was real equipment; three of its behaviours are
 modelling choices in satqm, each with alternatives (docs/gateway.md):
 
 - the servers' TCP: satqm's RFC profile, or a Linux stack of 2009
-  (``profile = "linux-2009"``: SACK, 200 ms minimum RTO, RFC 3390 initial
-  window; docs/scenarios.md);
+  (``profile = "linux-2009"``: SACK, Linux's retransmission timer, RFC 3390
+  initial window, CUBIC; docs/linux.md);
 - the PEP's scheduling of its backbone: one FIFO across connections,
   deficit round robin across connections, or a backbone paced at the
   contracted 20 Mbit/s or a little above it (``[[pep]] scheduling``,
