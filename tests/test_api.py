@@ -621,3 +621,13 @@ def test_a_full_disk_leaves_no_partial_run_folder(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         res.save(out, plot=False)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_scenario_text_where_a_path_is_expected_says_what_to_do(droptail_path):
+    # A path never holds a line break; a scenario's text does. Passing the
+    # text to satqm.run() used to fail with "File name too long".
+    text = droptail_path.read_text()
+    with pytest.raises(ValueError, match=r"Scenario\.from_toml"):
+        satqm.run(text)
+    # The text through from_toml runs.
+    assert satqm.Scenario.from_toml(text, duration=1.0).name == "dumbbell-droptail"

@@ -338,9 +338,18 @@ def load(
 
 
 def as_scenario(scenario: ScenarioLike) -> Scenario:
-    """``scenario`` if it is a :class:`Scenario`, else the scenario file it names."""
+    """``scenario`` if it is a :class:`Scenario`, else the scenario file it names.
+
+    Scenario text (a string with line breaks) is refused with a message that
+    says to use :meth:`Scenario.from_toml`."""
     if isinstance(scenario, Scenario):
         return scenario
+    if isinstance(scenario, str) and "\n" in scenario:
+        # A path never holds a line break; scenario text always does.
+        raise ValueError(
+            "expected the path of a scenario file, got what looks like its text: "
+            "pass satqm.Scenario.from_toml(text) instead"
+        )
     if isinstance(scenario, (str, os.PathLike)):
         return load(scenario)
     raise TypeError(
