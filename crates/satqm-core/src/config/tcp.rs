@@ -25,7 +25,10 @@ pub(super) fn tcp_for(
     match over {
         Some(o) if o.profile.is_some() => {
             // The entry's profile replaces what `[tcp]` says for the keys
-            // a profile sets; the entry's own keys still override it.
+            // a profile sets; the entry's own keys still override it. The
+            // Linux profiles name a congestion control (CUBIC); `rfc` leaves
+            // `[tcp]`'s.
+            let linux = matches!(o.profile.as_deref(), Some("linux" | "linux-2009"));
             let base = RawTcp {
                 recovery: None,
                 initial_window: None,
@@ -39,29 +42,24 @@ pub(super) fn tcp_for(
                 rack: None,
                 tlp: None,
                 send_buffer: None,
-                // The Linux profiles name a congestion control (CUBIC);
-                // `rfc` leaves `[tcp]`'s.
-                cc: if matches!(o.profile.as_deref(), Some("linux" | "linux-2009")) {
-                    None
-                } else {
-                    base.cc.clone()
-                },
-                hybla_rtt0: if matches!(o.profile.as_deref(), Some("linux" | "linux-2009")) {
-                    None
-                } else {
-                    base.hybla_rtt0.clone()
-                },
-                fixed_window: if matches!(o.profile.as_deref(), Some("linux" | "linux-2009")) {
-                    None
-                } else {
-                    base.fixed_window.clone()
-                },
+                cc: unless(linux, &base.cc),
+                hybla_rtt0: unless(linux, &base.hybla_rtt0),
+                fixed_window: unless(linux, &base.fixed_window),
                 ..base.clone()
             };
             tcp_config(&overlay(&base, o), path)
         }
         Some(o) => tcp_config(&overlay(base, o), path),
         None => tcp_config(base, path),
+    }
+}
+
+/// `v`, or nothing if `drop`.
+fn unless<T: Clone>(drop: bool, v: &Option<T>) -> Option<T> {
+    if drop {
+        None
+    } else {
+        v.clone()
     }
 }
 

@@ -26,7 +26,7 @@
 //! acknowledged segments, and HyStart ([`HyStart`]) may end it before a
 //! loss.
 
-use super::reno::segments;
+use super::reno::{linux_cong_avoid_ai, linux_slow_start, segments};
 use super::{AckSample, CongestionControl, Signal, Window};
 use crate::time::SimTime;
 use crate::transport::tcp::config::CcRules;
@@ -87,7 +87,7 @@ pub struct Cubic {
     /// Segments acknowledged towards W_est's next increase.
     est_credit: f64,
     /// Segments acknowledged towards the next one-segment increase.
-    credit: f64,
+    credit: u64,
     /// The smallest RTT seen (Linux's `delay_min`).
     min_rtt: Option<SimTime>,
     hystart: HyStart,
@@ -104,7 +104,7 @@ impl Cubic {
             origin: 0.0,
             w_est: 0.0,
             est_credit: 0.0,
-            credit: 0.0,
+            credit: 0,
             min_rtt: None,
             hystart: HyStart::default(),
         }
@@ -166,19 +166,10 @@ impl Cubic {
             let max_cnt = (w / (self.w_est - w)).floor();
             cnt = cnt.min(max_cnt);
         }
-        let cnt = cnt.max(2.0);
-        // tcp_cong_avoid_ai(cnt, acked).
+        // A whole number of segments, at least two (saturating if huge).
+        let cnt = cnt.max(2.0) as u64;
         let mut cwnd = cwnd;
-        if self.credit >= cnt {
-            self.credit = 0.0;
-            cwnd += 1;
-        }
-        self.credit += acked as f64;
-        if self.credit >= cnt {
-            let delta = (self.credit / cnt).floor();
-            self.credit -= delta * cnt;
-            cwnd += delta as u64;
-        }
+        linux_cong_avoid_ai(&mut cwnd, &mut self.credit, cnt, acked);
         cwnd
     }
 
@@ -189,7 +180,7 @@ impl Cubic {
         self.origin = 0.0;
         self.w_est = 0.0;
         self.est_credit = 0.0;
-        self.credit = 0.0;
+        self.credit = 0;
         self.hystart = HyStart::default();
     }
 }
@@ -228,9 +219,7 @@ impl CongestionControl for Cubic {
             return;
         }
         if (cwnd as f64) < ssthresh {
-            let to = (cwnd + acked).min(ssthresh.floor() as u64).max(cwnd);
-            acked -= to - cwnd;
-            cwnd = to;
+            acked = linux_slow_start(&mut cwnd, acked, ssthresh);
             if acked == 0 {
                 w.cwnd = cwnd as f64 * m;
                 return;
@@ -331,6 +320,18 @@ mod tests {
         }
     }
 
+    /// One round trip of ACKs, one per segment of the window, spread over
+    /// `rtt` from `now`; returns the time of the last.
+    fn round_trip(c: &mut Cubic, w: &mut Window, mut now: SimTime, rtt: SimTime) -> SimTime {
+        let n = (w.cwnd / 1000.0) as u64;
+        let step = SimTime(rtt.ns() / n);
+        for _ in 0..n {
+            now += step;
+            c.on_ack(w, &sample(1, now, Some(rtt)));
+        }
+        now
+    }
+
     #[test]
     fn k_and_the_cubic_from_rfc_9438() {
         // RFC 9438 eq. (2): K = cbrt(W_max (1 - beta) / C); after a loss at
@@ -401,13 +402,7 @@ mod tests {
         let start = now;
         let k = c.k_for(100.0, 70.0);
         while now - start < SimTime::from_secs(8) {
-            // One ACK per segment of the window, spread over the RTT.
-            let n = (w.cwnd / 1000.0) as u64;
-            let step = SimTime(rtt.ns() / n);
-            for _ in 0..n {
-                now += step;
-                c.on_ack(&mut w, &sample(1, now, Some(rtt)));
-            }
+            now = round_trip(&mut c, &mut w, now, rtt);
             // Each ACK aims at W(t + RTT), so the window stays between
             // W(t) and W(t + RTT), to within a segment.
             let t = (now - start).secs_f64();
@@ -444,11 +439,7 @@ mod tests {
         let mut now = SimTime::from_secs(1);
         let rounds = 100;
         for _ in 0..rounds {
-            let n = (w.cwnd / 1000.0) as u64;
-            for _ in 0..n {
-                now += SimTime(rtt.ns() / n);
-                c.on_ack(&mut w, &sample(1, now, Some(rtt)));
-            }
+            now = round_trip(&mut c, &mut w, now, rtt);
         }
         let cwnd = w.cwnd / 1000.0;
         let reno = 14.0 + 0.529 * rounds as f64;

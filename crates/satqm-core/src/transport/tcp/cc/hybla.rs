@@ -18,7 +18,7 @@
 //! is Reno's. The paper pairs Hybla with SACK and pacing; without pacing
 //! (satqm's `rate_cap` aside) its slow start sends large bursts.
 
-use super::reno::linux_ssthresh;
+use super::reno::reno_ssthresh;
 use super::{AckSample, CongestionControl, Signal, Window};
 use crate::time::SimTime;
 use crate::transport::tcp::config::CcRules;
@@ -70,10 +70,7 @@ impl CongestionControl for Hybla {
     }
 
     fn ssthresh_after(&mut self, w: &Window, _signal: Signal, flight: u64, mss: u32) -> f64 {
-        match self.rules {
-            CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
-            CcRules::Linux | CcRules::Linux2009 => linux_ssthresh(w, mss),
-        }
+        reno_ssthresh(self.rules, w, flight, mss)
     }
 }
 

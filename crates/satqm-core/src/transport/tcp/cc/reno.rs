@@ -38,6 +38,41 @@ pub(super) fn segments(acked: u64, mss: u32) -> u64 {
     acked.div_ceil(mss as u64)
 }
 
+/// ssthresh after a congestion signal under `rules`, bytes: RFC 5681's
+/// half the FlightSize, or Linux's half of cwnd.
+pub(super) fn reno_ssthresh(rules: CcRules, w: &Window, flight: u64, mss: u32) -> f64 {
+    match rules {
+        // RFC 5681 eq. (4)
+        CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
+        CcRules::Linux | CcRules::Linux2009 => linux_ssthresh(w, mss),
+    }
+}
+
+/// Linux's `tcp_slow_start()`, in segments: cwnd grows by the `acked`
+/// segments up to ssthresh; returns those left for congestion avoidance.
+pub(super) fn linux_slow_start(cwnd: &mut u64, acked: u64, ssthresh: f64) -> u64 {
+    let to = (*cwnd + acked).min(ssthresh.floor() as u64).max(*cwnd);
+    let left = acked - (to - *cwnd);
+    *cwnd = to;
+    left
+}
+
+/// Linux's `tcp_cong_avoid_ai()`, in segments: one segment more per `w`
+/// segments acknowledged, `credit` carrying the count between ACKs.
+pub(super) fn linux_cong_avoid_ai(cwnd: &mut u64, credit: &mut u64, w: u64, acked: u64) {
+    // Credit gathered at a larger w is applied gently now.
+    if *credit >= w {
+        *credit = 0;
+        *cwnd += 1;
+    }
+    *credit += acked;
+    if *credit >= w {
+        let delta = *credit / w;
+        *credit -= delta * w;
+        *cwnd += delta;
+    }
+}
+
 /// Linux's `tcp_reno_ssthresh()`: half of cwnd in whole segments, at least
 /// two, in bytes.
 pub(super) fn linux_ssthresh(w: &Window, mss: u32) -> f64 {
@@ -69,25 +104,11 @@ impl Reno {
         let mut acked = segments(acked, mss);
         let ssthresh = w.ssthresh / m;
         if (cwnd as f64) < ssthresh {
-            // tcp_slow_start(): up to ssthresh, the rest carries over.
-            let to = (cwnd + acked).min(ssthresh.floor() as u64).max(cwnd);
-            acked -= to - cwnd;
-            cwnd = to;
-            if acked == 0 {
-                w.cwnd = cwnd as f64 * m;
-                return;
-            }
+            acked = linux_slow_start(&mut cwnd, acked, ssthresh);
         }
-        // tcp_cong_avoid_ai() with w = cwnd.
-        if self.credit >= cwnd {
-            self.credit = 0;
-            cwnd += 1;
-        }
-        self.credit += acked;
-        if self.credit >= cwnd {
-            let delta = self.credit / cwnd;
-            self.credit -= delta * cwnd;
-            cwnd += delta;
+        if acked > 0 {
+            let w_ai = cwnd;
+            linux_cong_avoid_ai(&mut cwnd, &mut self.credit, w_ai, acked);
         }
         w.cwnd = cwnd as f64 * m;
     }
@@ -110,11 +131,7 @@ impl CongestionControl for Reno {
     }
 
     fn ssthresh_after(&mut self, w: &Window, _signal: Signal, flight: u64, mss: u32) -> f64 {
-        match self.rules {
-            // RFC 5681 eq. (4)
-            CcRules::Rfc => (flight as f64 / 2.0).max(2.0 * mss as f64),
-            CcRules::Linux | CcRules::Linux2009 => linux_ssthresh(w, mss),
-        }
+        reno_ssthresh(self.rules, w, flight, mss)
     }
 }
 
