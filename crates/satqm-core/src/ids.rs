@@ -52,6 +52,9 @@ pub enum FlowKind {
     Atsp,
     /// A connection a PEP opened to carry another flow onward.
     Relay,
+    /// A real connection (one 5-tuple, both directions) between two
+    /// emulated hosts, carried by the simulator in real time.
+    Real,
 }
 
 impl FlowKind {
@@ -75,6 +78,7 @@ impl FlowKind {
             FlowKind::WebMice => "web_mice",
             FlowKind::Atsp => "atsp",
             FlowKind::Relay => "relay",
+            FlowKind::Real => "real",
         }
     }
 

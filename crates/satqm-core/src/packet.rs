@@ -1,6 +1,7 @@
 //! The packet as it moves through the simulator: a plain `Copy` struct.
 //!
-//! Payload bytes are never materialised; a packet carries its wire size and
+//! Payload bytes are never materialised (but for real packets in an
+//! emulation, whose bytes the simulation keeps aside); a packet carries its wire size and
 //! the header fields the transports read. TCP sequence numbers are 64-bit
 //! byte offsets from the start of the connection and never wrap.
 
@@ -23,6 +24,10 @@ pub enum PacketKind {
     AtspData,
     /// ATSP selective acknowledgement with the congestion rate.
     AtspSack,
+    /// A real IP packet from outside the simulator (emulation): its bytes
+    /// are kept by the simulation (`rwnd` holds their slot), `len` is its
+    /// transport payload and `seq` its TCP sequence number, if any.
+    Outside,
 }
 
 /// IP ECN field and TCP ECN flags (RFC 3168), packed.
@@ -39,6 +44,8 @@ pub mod flags {
     pub const FIN: u8 = 1 << 4;
     /// The segment is a retransmission (bookkeeping only, not on the wire).
     pub const RETX: u8 = 1 << 5;
+    /// ECN-capable transport, ECT(1) (RFC 9331's L4S identifier).
+    pub const ECT1: u8 = 1 << 6;
 }
 
 /// Up to three SACK blocks (RFC 2018), as half-open byte ranges.
@@ -167,9 +174,9 @@ impl Packet {
         self.n_sack = blocks.len() as u8;
     }
 
-    /// Data packets can be ECN-marked only if they carry ECT.
+    /// Packets can be ECN-marked only if they carry ECT(0) or ECT(1).
     pub fn ecn_capable(&self) -> bool {
-        self.has(flags::ECT)
+        self.has(flags::ECT | flags::ECT1)
     }
 }
 

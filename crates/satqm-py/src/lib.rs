@@ -20,6 +20,8 @@ use satqm_core::sim::{FlowSummary, Host};
 use satqm_core::units::Quantity;
 use satqm_core::{Scenario, SimTime};
 
+mod emulation;
+
 /// Rust's allocations in this module: large blocks on huge pages, which
 /// spares the page-table walks of large runs (see `satqm_core::alloc`).
 #[global_allocator]
@@ -555,5 +557,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(aqm_replay, m)?)?;
     m.add_function(wrap_pyfunction!(fluid_simulate, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<emulation::Emulation>()?;
     Ok(())
 }

@@ -21,6 +21,9 @@
 //! - ATSP has no registered wire format: its packets are UDP datagrams
 //!   whose payload begins with the fields ATSP carries ([`atsp`]).
 //!
+//! A real packet of an emulation (kind `Outside`) is written as it is, its
+//! IP header's ECN field set to CE where an AQM marked it ([`set_ce`]).
+//!
 //! The TCP header grows with its options, so a captured frame can be a few
 //! bytes longer than the packet satqm queued (which counts a 40-byte
 //! TCP/IP header): the IP total length is the one of the headers written.
@@ -120,14 +123,47 @@ struct Transport {
     payload: u32,
 }
 
+/// Set an IPv4 header's ECN field to Congestion Experienced (RFC 3168
+/// §5) and update its checksum incrementally (RFC 1624 eq. 3). `ip` starts
+/// with the header; a header too short to hold the field is left alone.
+pub fn set_ce(ip: &mut [u8]) {
+    if ip.len() < 20 || ip[1] & 0b11 == 0b11 {
+        return;
+    }
+    let old = u16::from_be_bytes([ip[0], ip[1]]);
+    ip[1] |= 0b11;
+    let new = u16::from_be_bytes([ip[0], ip[1]]);
+    let check = u16::from_be_bytes([ip[10], ip[11]]);
+    // HC' = ~(~HC + ~m + m')
+    let mut sum = (!check) as u32 + (!old) as u32 + new as u32;
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
 /// Write the frame of `pkt`, sent from node `from` to node `to` on a link,
-/// into `buf` (headers only; the payload is not written). Returns the
-/// frame's full length (headers and payload) on the wire.
-pub fn frame(buf: &mut Vec<u8>, pkt: &Packet, (from, to): (u32, u32), wire: &FlowWire) -> usize {
+/// into `buf` (headers only, unless `real` gives a real packet's bytes;
+/// the payload of a simulated packet is not written). Returns the frame's
+/// full length (headers and payload) on the wire.
+pub fn frame(
+    buf: &mut Vec<u8>,
+    pkt: &Packet,
+    (from, to): (u32, u32),
+    wire: &FlowWire,
+    real: Option<&[u8]>,
+) -> usize {
     buf.clear();
     buf.extend_from_slice(&mac(to));
     buf.extend_from_slice(&mac(from));
     buf.extend_from_slice(&[0x08, 0x00]);
+    if let Some(bytes) = real {
+        buf.extend_from_slice(bytes);
+        if pkt.has(flags::CE) {
+            set_ce(&mut buf[ETHERNET..]);
+        }
+        return buf.len();
+    }
     let ip_at = buf.len();
     buf.resize(ip_at + 20, 0);
     // One arm per kind of packet: a new transport adds its own.
@@ -137,12 +173,20 @@ pub fn frame(buf: &mut Vec<u8>, pkt: &Packet, (from, to): (u32, u32), wire: &Flo
         }
         PacketKind::Udp => udp(buf, pkt, wire),
         PacketKind::AtspData | PacketKind::AtspSack => atsp(buf, pkt, wire),
+        // Written from its bytes above; without them, an IP header alone.
+        PacketKind::Outside => Transport {
+            proto: 0xfd,
+            header_len: 0,
+            payload: pkt.size.saturating_sub(20),
+        },
     };
     let total = 20 + t.header_len + t.payload as usize;
     let ecn = if pkt.has(flags::CE) {
         0b11
     } else if pkt.has(flags::ECT) {
         0b10
+    } else if pkt.has(flags::ECT1) {
+        0b01
     } else {
         0
     };
@@ -334,7 +378,7 @@ mod tests {
         let mut buf = Vec::new();
         let mut p = data(1000, 1460);
         p.flags |= flags::ECT | flags::CE;
-        let n = frame(&mut buf, &p, (0, 1), &wire);
+        let n = frame(&mut buf, &p, (0, 1), &wire, None);
         assert_eq!(n, 14 + 20 + 20 + 1460);
         assert_eq!(buf.len(), 54);
         let ip = &buf[14..34];
@@ -359,7 +403,7 @@ mod tests {
         p.rwnd = 1 << 20;
         p.set_sack_blocks(&[(200, 300), (400, 500)]);
         let mut buf = Vec::new();
-        frame(&mut buf, &p, (5, 4), &wire);
+        frame(&mut buf, &p, (5, 4), &wire, None);
         let tcp = &buf[34..];
         assert_eq!(tcp[12] >> 4, 10, "20 + 2 NOPs + 2 + 16 bytes");
         assert_eq!(
@@ -382,7 +426,7 @@ mod tests {
         let wire = FlowWire::new(0, Some(1 << 20), true, 1000);
         let p = Packet::new(1, FlowId(0), NodeId(0), NodeId(1), PacketKind::Syn);
         let mut buf = Vec::new();
-        frame(&mut buf, &p, (0, 1), &wire);
+        frame(&mut buf, &p, (0, 1), &wire, None);
         let tcp = &buf[34..];
         assert_eq!(tcp[13], TCP_SYN);
         assert_eq!(&tcp[20..32], &[2, 4, 3, 232, 1, 1, 4, 2, 1, 3, 3, 5]);
@@ -398,7 +442,7 @@ mod tests {
         d.len = 1460;
         d.size = 1500;
         let mut buf = Vec::new();
-        assert_eq!(frame(&mut buf, &d, (0, 1), &wire), 14 + 1500);
+        assert_eq!(frame(&mut buf, &d, (0, 1), &wire, None), 14 + 1500);
         let ip = &buf[14..34];
         assert_eq!(ip[9], 17);
         let udp = &buf[34..];
@@ -420,7 +464,7 @@ mod tests {
         k.rwnd = 0.25f64.to_bits();
         k.ack = 70;
         k.set_sack_blocks(&[(71, 73)]);
-        frame(&mut buf, &k, (5, 4), &wire);
+        frame(&mut buf, &k, (5, 4), &wire, None);
         let udp = &buf[34..];
         assert_eq!(u16::from_be_bytes([udp[2], udp[3]]), 1026, "to the sender");
         assert_eq!(&udp[8..10], &[2, 1]);

@@ -161,6 +161,8 @@ struct Arrival {
     /// The packet as it arrived, before any mark.
     pkt: Packet,
     wire: FlowWire,
+    /// A real packet's bytes.
+    real: Option<Vec<u8>>,
     /// Why the port refused it, if it did.
     refused: Option<&'static str>,
 }
@@ -260,13 +262,21 @@ impl Captures {
     /// once judged: the port judges a packet within the event it arrives
     /// in, so the next arrival, or the reading of the files, finds it
     /// judged. Each arrivals file thus keeps the order of its arrivals.
-    pub fn arriving(&mut self, l: LinkId, now: SimTime, pkt: &Packet, wire: FlowWire) {
+    pub fn arriving(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        pkt: &Packet,
+        wire: FlowWire,
+        real: Option<&[u8]>,
+    ) {
         self.write_pending();
         self.pending = Some(Arrival {
             link: l,
             at: now,
             pkt: *pkt,
             wire,
+            real: real.map(<[u8]>::to_vec),
             refused: None,
         });
     }
@@ -291,14 +301,23 @@ impl Captures {
                 Some(reason) => Tap::Dropped(reason),
                 None => Tap::Arrived,
             };
-            self.record(a.link, a.at, &a.pkt, &a.wire, tap);
+            self.record(a.link, a.at, &a.pkt, &a.wire, tap, a.real.as_deref());
         }
     }
 
-    /// Write `pkt` (of a flow with wire settings `wire`), seen on link `l`
-    /// at `now` as `tap`, to the file of that side if it is captured.
+    /// Write `pkt` (of a flow with wire settings `wire`; `real` its bytes if
+    /// it is a real packet), seen on link `l` at `now` as `tap`, to the file
+    /// of that side if it is captured.
     #[inline(never)]
-    pub fn record(&mut self, l: LinkId, now: SimTime, pkt: &Packet, wire: &FlowWire, tap: Tap) {
+    pub fn record(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        pkt: &Packet,
+        wire: &FlowWire,
+        tap: Tap,
+        real: Option<&[u8]>,
+    ) {
         let Some(slot) = self.slot.get(l.idx()) else {
             return;
         };
@@ -311,7 +330,7 @@ impl Captures {
             return;
         }
         let file = &mut self.files[at as usize];
-        let len = headers::frame(&mut self.frame, pkt, file.ends, wire);
+        let len = headers::frame(&mut self.frame, pkt, file.ends, wire, real);
         let keep = len.min(self.snaplen as usize);
         self.frame.resize(keep, 0);
         let options = match tap {
@@ -392,10 +411,10 @@ mod tests {
         let mut c = captures(Side::Both);
         let wire = FlowWire::new(0, None, true, 1460);
         let t = SimTime::from_secs_f64(1.0);
-        c.arriving(LinkId(1), t, &data(1), wire);
-        c.record(LinkId(1), t, &data(1), &wire, Tap::Sent);
+        c.arriving(LinkId(1), t, &data(1), wire, None);
+        c.record(LinkId(1), t, &data(1), &wire, Tap::Sent, None);
         // Another link, not captured.
-        c.arriving(LinkId(0), t, &data(2), wire);
+        c.arriving(LinkId(0), t, &data(2), wire, None);
         let files = c.files();
         let names: Vec<_> = files.iter().map(|f| (f.0.as_str(), f.1)).collect();
         assert_eq!(names, [("bottleneck", 1), ("bottleneck.in", 1)]);
@@ -412,13 +431,13 @@ mod tests {
         let wire = FlowWire::new(0, None, true, 1460);
         let (t1, t2) = (SimTime::from_secs_f64(1.0), SimTime::from_secs_f64(2.0));
         // Refused as it arrived.
-        c.arriving(LinkId(1), t1, &data(1), wire);
+        c.arriving(LinkId(1), t1, &data(1), wire, None);
         c.refused(t1, 1, "overflow");
         // Queued, then dropped at dequeue by an AQM, later.
-        c.arriving(LinkId(1), t1, &data(2), wire);
+        c.arriving(LinkId(1), t1, &data(2), wire, None);
         c.refused(t2, 2, "early_drop");
         // Another packet's refusal does not name this one.
-        c.arriving(LinkId(1), t2, &data(3), wire);
+        c.arriving(LinkId(1), t2, &data(3), wire, None);
         c.refused(t2, 9, "overflow");
         let files = c.files();
         assert_eq!(files[0].1, 3);

@@ -20,6 +20,7 @@
 
 mod aqm;
 mod atsp;
+mod emulation;
 mod pep;
 pub mod raw;
 mod simulation;
@@ -34,6 +35,7 @@ use crate::topology::Topology;
 use crate::units::Quantity;
 
 pub use aqm::{AqmConfig, AqmMode};
+pub use emulation::{EmulationSpec, DEFAULT_SUBNET};
 pub use pep::{Backbone, PepConfig};
 pub use raw::RawScenario;
 pub use simulation::DEFAULT_MAX_MEMORY;
@@ -84,6 +86,8 @@ pub struct Scenario {
     pub traffic: Vec<Traffic>,
     pub aqm: Vec<AqmConfig>,
     pub pep: Vec<PepConfig>,
+    /// The real hosts, if the scenario can be emulated.
+    pub emulation: Option<EmulationSpec>,
 }
 
 impl Scenario {
@@ -143,7 +147,14 @@ impl Scenario {
         let tcp_base = raw.tcp.as_ref().unwrap_or(&tcp_default);
         // Check the defaults on their own so that errors point at [tcp].
         tcp::tcp_for(tcp_base, None, "tcp")?;
-        let traffic = traffic::traffic(&raw.traffic, tcp_base, topology.pairs(), run.duration)?;
+        let emulation = emulation::emulation(raw.emulation.as_ref())?;
+        let traffic = traffic::traffic(
+            &raw.traffic,
+            tcp_base,
+            topology.pairs(),
+            run.duration,
+            emulation.is_some(),
+        )?;
         let n_flows = traffic.iter().map(|t| t.pairs.len()).sum();
         let trace_cwnd = simulation::trace_cwnd(&raw.simulation, n_flows)?;
         let aqm = aqm::aqms(raw.aqm.as_ref())?;
@@ -164,6 +175,7 @@ impl Scenario {
             traffic,
             aqm,
             pep,
+            emulation,
         })
     }
 }

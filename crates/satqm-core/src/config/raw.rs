@@ -25,12 +25,24 @@ pub struct RawScenario {
     pub topology: RawTopology,
     #[serde(default, deserialize_with = "table::opt")]
     pub tcp: Option<RawTcp>,
-    #[serde(deserialize_with = "table::list")]
+    #[serde(default, deserialize_with = "table::list")]
     pub traffic: Vec<RawTraffic>,
     #[serde(default, deserialize_with = "table::opt_list")]
     pub aqm: Option<Vec<RawAqm>>,
     #[serde(default, deserialize_with = "table::opt_list")]
     pub pep: Option<Vec<RawPep>>,
+    #[serde(default, deserialize_with = "table::opt")]
+    pub emulation: Option<RawEmulation>,
+}
+
+/// `[emulation]`: the real hosts of an emulation and their subnet.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEmulation {
+    /// Node names of the real hosts (default: the first host pair).
+    pub hosts: Option<Vec<String>>,
+    /// Their IPv4 subnet, e.g. "10.200.0.0/24".
+    pub subnet: Option<String>,
 }
 
 /// A performance-enhancing proxy splitting TCP connections at a node

@@ -224,6 +224,12 @@ fn flow_ids(ids: Option<&[i64]>, key: &str, n_flows: usize) -> Result<Vec<u32>, 
         .enumerate()
         .map(|(i, f)| {
             let path = format!("simulation.{key}[{i}]");
+            if n_flows == 0 {
+                return Err(ConfigError::new(
+                    path,
+                    "the scenario's traffic has no flows",
+                ));
+            }
             Ok(int_in(*f, &path, 0, n_flows as i64 - 1)? as u32)
         })
         .collect()

@@ -119,19 +119,21 @@ impl Kind {
     }
 }
 
-/// Every entry of `[[traffic]]`; at least one is required. `tcp_base` is
-/// the scenario's `[tcp]` table, `n_pairs` the host pairs the topology
-/// offers.
+/// Every entry of `[[traffic]]`; at least one is required unless the
+/// scenario is `emulated` (its real hosts may be all its traffic).
+/// `tcp_base` is the scenario's `[tcp]` table, `n_pairs` the host pairs the
+/// topology offers.
 pub(super) fn traffic(
     raw: &[RawTraffic],
     tcp_base: &RawTcp,
     n_pairs: u32,
     duration: SimTime,
+    emulated: bool,
 ) -> Result<Vec<Traffic>, ConfigError> {
-    if raw.is_empty() {
+    if raw.is_empty() && !emulated {
         return Err(ConfigError::new(
             "traffic",
-            "must list at least one traffic source",
+            "must list at least one traffic source (or the scenario an [emulation] section)",
         ));
     }
     raw.iter()

@@ -112,9 +112,11 @@ impl Simulation {
                 seq: SeqTracer::new(&scenario.trace_seq),
             },
             guard: Guard::new(estimate, scenario.max_memory, host),
+            outside: Default::default(),
         };
         sim.place_aqms(scenario)?;
         sim.place_peps(scenario)?;
+        sim.place_real_hosts(scenario)?;
         let backpressure = (0..sim.links.len())
             .filter(|&i| sim.links[i].port.backpressure())
             .map(|i| LinkId(i as u32))

@@ -82,7 +82,10 @@ impl Simulation {
         for flow in &self.flows {
             // A PEP's inner connections deliver to their end-to-end flow,
             // so each byte is counted once.
-            self.entry_bytes[flow.entry as usize] += flow.delivered;
+            // (Real connections belong to no entry.)
+            if let Some(b) = self.entry_bytes.get_mut(flow.entry as usize) {
+                *b += flow.delivered;
+            }
         }
         let t = &mut self.traffic;
         for (entry, &bytes) in self.entry_bytes.iter().enumerate() {
@@ -109,7 +112,7 @@ impl Simulation {
                 Endpoints::Atsp { sender, .. } => {
                     (sender.w * sender.cfg.packet_size as f64, f64::NAN)
                 }
-                Endpoints::Udp { .. } => continue,
+                Endpoints::Udp { .. } | Endpoints::Outside(_) => continue,
             };
             self.cwnd.time_ns.push(now.ns());
             self.cwnd.flow.push(f.0);

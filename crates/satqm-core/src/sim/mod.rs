@@ -20,11 +20,13 @@ mod build;
 mod capture;
 mod measure;
 mod network;
+mod outside;
 mod report;
 mod transport;
 
 pub use budget::{Detail, Estimate, Host, Part};
 pub use capture::Taps;
+pub use outside::{Outgoing, Outside, OutsideEnds, OutsidePacket};
 pub use report::{FlowSummary, PacketCounts, RunSummary, SummaryValue};
 
 use crate::config::Scenario;
@@ -56,6 +58,8 @@ pub enum Endpoints {
         sender: Box<AtspSender>,
         receiver: Box<AtspReceiver>,
     },
+    /// A real connection between emulated hosts (`outside.rs`).
+    Outside(Box<OutsideEnds>),
 }
 
 /// A flow (one connection, or one UDP or ATSP stream).
@@ -214,6 +218,8 @@ pub struct Simulation {
     pub taps: Taps,
     /// The memory limit, checked as the run goes.
     guard: budget::guard::Guard,
+    /// Real packets' bytes, in an emulation (`outside.rs`).
+    outside: Outside,
 }
 
 /// From this many links on, the run loop prefetches what the next events

@@ -23,6 +23,7 @@ struct Sink<'a> {
     flows: &'a mut [Flow],
     queue: &'a mut EventQueue,
     taps: &'a mut Taps,
+    outside: &'a mut super::Outside,
 }
 
 /// What the simulation keeps of drops and marks besides the drop log: the
@@ -85,6 +86,9 @@ impl PortSink for Sink<'_> {
     fn log(&mut self, pkt: &Packet, index: u64, reason: DropReason) {
         if !reason.is_mark() {
             self.losses.dropped_packets += 1;
+            if pkt.kind == PacketKind::Outside {
+                self.outside.dropped(pkt);
+            }
             if self.taps.seq.on() || self.taps.captures.any() {
                 self.tap_drop(pkt, reason);
             }
@@ -102,10 +106,11 @@ impl PortSink for Sink<'_> {
         d.flow.push(pkt.flow.0);
         d.index.push(index);
         d.reason.push(reason as u8);
-        d.data.push(matches!(
-            pkt.kind,
-            PacketKind::TcpData | PacketKind::Udp | PacketKind::AtspData
-        ));
+        d.data.push(match pkt.kind {
+            PacketKind::TcpData | PacketKind::Udp | PacketKind::AtspData => true,
+            PacketKind::Outside => pkt.len > 0,
+            _ => false,
+        });
         d.size.push(pkt.size);
         losses.room -= 1;
         if losses.room == 0 {
@@ -146,7 +151,10 @@ impl PortSink for Sink<'_> {
     #[inline(never)]
     fn arriving(&mut self, pkt: &Packet) {
         let wire = flow_wire(self.flows, pkt.flow);
-        self.taps.captures.arriving(self.link, self.now, pkt, wire);
+        let real = (pkt.kind == PacketKind::Outside).then(|| self.outside.bytes(pkt));
+        self.taps
+            .captures
+            .arriving(self.link, self.now, pkt, wire, real);
     }
 
     #[cold]
@@ -154,9 +162,10 @@ impl PortSink for Sink<'_> {
     fn transmitted(&mut self, pkt: &Packet, erased: bool) {
         let tap = if erased { Tap::Erased } else { Tap::Sent };
         let wire = flow_wire(self.flows, pkt.flow);
+        let real = (pkt.kind == PacketKind::Outside).then(|| self.outside.bytes(pkt));
         self.taps
             .captures
-            .record(self.link, self.now, pkt, &wire, tap);
+            .record(self.link, self.now, pkt, &wire, tap, real);
     }
 }
 
@@ -173,6 +182,7 @@ impl Simulation {
             flows,
             queue,
             taps,
+            outside,
             ..
         } = self;
         let sink = Sink {
@@ -183,6 +193,7 @@ impl Simulation {
             flows,
             queue,
             taps,
+            outside,
         };
         (&mut links[l.idx()], aqms, sink)
     }

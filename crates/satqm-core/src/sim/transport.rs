@@ -39,7 +39,7 @@ impl Simulation {
             Endpoints::Atsp { sender, .. } => {
                 sender.on_timer(&mut emit(now, &mut self.out, &mut self.next_uid));
             }
-            Endpoints::Udp { .. } => {}
+            Endpoints::Udp { .. } | Endpoints::Outside(_) => {}
         }
         self.after_acted(f, Acted::Sender)
     }
@@ -177,6 +177,10 @@ impl Simulation {
             }
             (Endpoints::Atsp { sender, .. }, PacketKind::AtspSack) => {
                 sender.on_sack(&pkt, now);
+            }
+            (Endpoints::Outside(_), PacketKind::Outside) => {
+                self.deliver_outside(pkt);
+                return Ok(());
             }
             (Endpoints::Udp { sink }, PacketKind::Udp) => {
                 sink.packets += 1;
