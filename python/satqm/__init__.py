@@ -15,6 +15,7 @@ A bad scenario raises :class:`ConfigError` naming the key
 """
 
 from satqm._core import ConfigError, SimulationError, __version__
+from satqm.emulation import Emulation, EmulationUnavailable
 from satqm.results import Results
 from satqm.scenario import Scenario, load
 from satqm.simulation import DropLogFull, Simulation, run
@@ -29,6 +30,8 @@ SimulationError.__module__ = "satqm"
 __all__ = [
     "ConfigError",
     "DropLogFull",
+    "Emulation",
+    "EmulationUnavailable",
     "Results",
     "Scenario",
     "Simulation",

@@ -12,6 +12,8 @@
     satqm sweep status DIR
     satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]
     satqm validate ns3 [--quick] [--out DIR] [--scenarios NAME,...]
+    satqm shell SCENARIO [--host NAME] [--duration S] [--out DIR] [-- COMMAND...]
+    satqm emulate SCENARIO --out DIR --run HOST:COMMAND [--run HOST:COMMAND]... [--duration S]
     satqm --version
 
 Exit status: 0 done, 1 the run failed, 2 bad input (the scenario, a file, the
@@ -28,7 +30,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -207,6 +209,156 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError(f"--out {out}: cannot write results: {e.strerror or e}", EXIT_FAILED) from e
     if not args.quiet:
         _print_summary(res, out)
+    return EXIT_OK
+
+
+def _emulation(args: argparse.Namespace) -> Any:
+    """The Emulation of ``args.scenario``, or a CliError saying why not."""
+    import satqm
+    from satqm.emulation import missing_requirement
+
+    why = missing_requirement()
+    if why:
+        raise CliError(why, EXIT_FAILED)
+    sc = _load(args)
+    try:
+        return satqm.Emulation(sc)
+    except satqm.ConfigError as e:
+        raise CliError(_config_message(Path(args.scenario), e, args)) from e
+
+
+def _on_sigterm() -> None:
+    """SIGTERM stops an emulation as Ctrl-C does: through its clean-up."""
+    import os
+    import signal
+
+    pid = os.getpid()
+
+    def stop(signum: int, frame: object) -> None:
+        if os.getpid() != pid:  # a child forked by a library, not satqm
+            os._exit(128 + signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _print_emulation(emu: Any) -> None:
+    res = emu.results
+    if res is None:
+        return
+    s = res.summary()
+    print(
+        f"real packets: {int(s['real_packets_in']):,} in, {int(s['real_packets_out']):,} "
+        f"delivered, {int(res.packets['dropped']):,} dropped in the network, "
+        f"{int(s['real_packets_refused']):,} refused; lateness median "
+        f"{s['lateness_p50_ms'] * 1e3:.0f} us, "
+        f"99th percentile {s['lateness_p99_ms'] * 1e3:.0f} us, "
+        f"max {s['lateness_max_ms']:.3g} ms",
+        file=sys.stderr,
+    )
+
+
+def _save_emulation(emu: Any, out: Path | None) -> None:
+    if out is None or emu.results is None:
+        return
+    try:
+        emu.results.save(out)
+    except OSError as e:
+        raise CliError(f"--out {out}: cannot write results: {e.strerror or e}", EXIT_FAILED) from e
+    print(f"results: {out}", file=sys.stderr)
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    import os
+    import subprocess
+
+    emu = _emulation(args)
+    host = args.host or next(iter(emu.hosts))
+    if host not in emu.hosts:
+        raise CliError(f"--host {host}: not a real host (real hosts: {', '.join(emu.hosts)})")
+    command = list(args.command or [os.environ.get("SHELL", "/bin/sh")])
+    if command and command[0] == "--":
+        command = command[1:]
+    out = Path(args.out) if args.out else None
+    _on_sigterm()
+    status = EXIT_OK
+    with emu:
+        for name, (addr, ns) in emu.hosts.items():
+            print(f"{name}: {addr} (ip netns exec {ns} ...)", file=sys.stderr)
+        print(
+            f"running {' '.join(command)} in {host}; the link runs for {emu.end:.6g} s",
+            file=sys.stderr,
+        )
+        env = dict(os.environ, SATQM_HOST=host)
+        for name, (addr, _) in emu.hosts.items():
+            env[f"SATQM_ADDR_{''.join(c if c.isalnum() else '_' for c in name).upper()}"] = addr
+        try:
+            p = emu.popen(host, command, env=env)
+        except OSError as e:
+            raise CliError(f"cannot run {command[0]}: {e.strerror or e}", EXIT_FAILED) from e
+        while p.poll() is None and emu.running:
+            try:
+                p.wait(0.1)
+            except subprocess.TimeoutExpired:
+                pass
+        if p.poll() is None:
+            print(
+                f"satqm: the run reached its duration ({emu.end:.6g} s); stopping {command[0]}",
+                file=sys.stderr,
+            )
+        else:
+            status = p.returncode
+    _print_emulation(emu)
+    _save_emulation(emu, out)
+    return status
+
+
+def _run_spec(text: str) -> tuple[str, str]:
+    host, sep, command = text.partition(":")
+    if not sep or not host or not command.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected HOST:COMMAND")
+    return host, command
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    import time
+
+    emu = _emulation(args)
+    out = Path(args.out)
+    for host, _ in args.run:
+        if host not in emu.hosts:
+            raise CliError(f"--run {host}: not a real host (real hosts: {', '.join(emu.hosts)})")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"--out {out}: cannot create: {e.strerror or e}") from None
+    _on_sigterm()
+    logs = []
+    try:
+        with emu:
+            if not args.quiet:
+                print(
+                    f"emulating {emu.scenario.name} for {emu.end:.6g} s -> {out}", file=sys.stderr
+                )
+            for i, (host, command) in enumerate(args.run):
+                log = open(out / f"run{i}-{host.replace('[', '').replace(']', '')}.log", "wb")  # noqa: SIM115
+                logs.append(log)
+                emu.popen(host, command, stdout=log, stderr=log)
+                # Let a server bind before the next command connects to it.
+                time.sleep(args.stagger)
+            emu.wait()
+    except KeyboardInterrupt:
+        raise CliError(
+            f"interrupted at {emu.now:.6g} s of {emu.end:.6g} s; no results written",
+            EXIT_INTERRUPTED,
+        ) from None
+    finally:
+        for log in logs:
+            log.close()
+    if not args.quiet:
+        _print_emulation(emu)
+        _print_summary(emu.results, out)
+    _save_emulation(emu, out)
     return EXIT_OK
 
 
@@ -553,6 +705,56 @@ def build_parser() -> argparse.ArgumentParser:
     from satqm.validation._cli import add_parser as add_validate_parser
 
     add_validate_parser(sub, common).set_defaults(func=cmd_validate)
+
+    p = sub.add_parser(
+        "shell",
+        parents=[common],
+        help="run a command (or a shell) on a real host whose packets cross the scenario",
+        description="Run the scenario in real time with its real hosts ([emulation]) in "
+        "network namespaces, and COMMAND (default: your shell) in one of them. Its "
+        "packets to another real host cross the scenario's links, ports and AQMs. "
+        "Needs root and /dev/net/tun.",
+    )
+    _add_scenario_args(p)
+    p.add_argument("--host", metavar="NAME", help="the real host to run in (default: the first)")
+    p.add_argument("--out", metavar="DIR", help="save the run's results folder here")
+    p.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="the command and its arguments",
+    )
+    p.set_defaults(func=cmd_shell)
+
+    p = sub.add_parser(
+        "emulate",
+        parents=[common],
+        help="run commands on real hosts across the scenario, in real time, and save results",
+        description="Run the scenario in real time for its duration with its real hosts "
+        "([emulation]) in network namespaces, start each --run command on its host (in "
+        "order, --stagger seconds apart), and write the same results folder as "
+        "`satqm run`, with the real connections and packets; each command's output goes "
+        "to DIR/runI-HOST.log. Commands still running at the end are stopped.",
+    )
+    _add_scenario_args(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="results folder")
+    p.add_argument(
+        "--run",
+        action="append",
+        type=_run_spec,
+        required=True,
+        metavar="HOST:COMMAND",
+        help="a command (run by sh -c) on a real host",
+    )
+    p.add_argument(
+        "--stagger",
+        type=_seconds,
+        default=0.5,
+        metavar="S",
+        help="seconds between starting one command and the next (default 0.5)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="errors only")
+    p.set_defaults(func=cmd_emulate)
     return parser
 
 

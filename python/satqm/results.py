@@ -62,6 +62,8 @@ DETERMINISTIC_FILES = (
 )
 
 _TABLES = ("timeseries", "delay_hist", "drops", "flows", "cwnd", "congestion")
+# Written only by an emulation (satqm.Emulation), and only when not empty.
+_EMULATION_TABLES = ("connections", "real_packets")
 
 #: Why a sender cut its window, by code (the core's `CutKind`).
 CUT_KINDS = ["fast_retransmit", "timeout", "ecn"]
@@ -158,6 +160,26 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "time_s": _F,
         "traffic": _INT,
         "delivered_bytes": _INT,
+    },
+    # An emulation's real connections (satqm.Emulation): one row per 5-tuple.
+    "connections": {
+        "flow": _INT,
+        "protocol": _INT,
+        "src": "object",
+        "src_port": _INT,
+        "dst": "object",
+        "dst_port": _INT,
+    },
+    # An emulation's real packets: when each entered the network and when
+    # it reached its host (NaN: dropped or still in flight), and how late the
+    # emulator wrote it to the host's device.
+    "real_packets": {
+        "uid": _INT,
+        "flow": _INT,
+        "size": _INT,
+        "entered_s": _F,
+        "delivered_s": _F,
+        "late_s": _F,
     },
     "congestion": {
         "time_s": _F,
@@ -365,6 +387,19 @@ class Results:
         departures are ``LINK``, its arrivals (``simulation.capture_side``
         ``"in"`` or ``"both"``) ``LINK.in``. :meth:`save` writes them as
         ``capture/NAME.pcapng``.
+    connections : pandas.DataFrame
+        An emulation's real connections (empty for a simulation): one row
+        per 5-tuple, both directions: its ``flow`` (the flows table's row,
+        of kind ``real``), ``protocol`` (IP protocol number), and the
+        ``src``/``src_port`` that sent its first packet and the
+        ``dst``/``dst_port`` it went to.
+    real_packets : pandas.DataFrame
+        An emulation's real packets: ``uid``, ``flow``, ``size`` (IP bytes),
+        ``entered_s`` (when the emulator read it from its host's device),
+        ``delivered_s`` (when the network delivered it; NaN if it was
+        dropped, see ``drops``, or was still in flight at the end) and
+        ``late_s``, how long after ``delivered_s`` it was written to the
+        far host's device.
     """
 
     def __init__(
@@ -386,8 +421,16 @@ class Results:
         seq: pd.DataFrame | None = None,
         traffic: pd.DataFrame | None = None,
         delay_hist: pd.DataFrame | None = None,
+        connections: pd.DataFrame | None = None,
+        real_packets: pd.DataFrame | None = None,
     ) -> None:
         self.scenario = scenario
+        if connections is None:
+            connections = _frame("connections", {k: [] for k in _SCHEMAS["connections"]})
+        self.connections = connections
+        if real_packets is None:
+            real_packets = _frame("real_packets", {k: [] for k in _SCHEMAS["real_packets"]})
+        self.real_packets = real_packets
         if delay_hist is None:
             import pandas as pd
 
@@ -768,6 +811,12 @@ class Results:
             _write_parquet(out / "traffic.parquet", self.traffic)
         else:
             (out / "traffic.parquet").unlink(missing_ok=True)
+        for name in _EMULATION_TABLES:
+            if len(getattr(self, name)):
+                written.append(out / f"{name}.parquet")
+                _write_parquet(out / f"{name}.parquet", getattr(self, name))
+            else:
+                (out / f"{name}.parquet").unlink(missing_ok=True)
         if self.captures:
             (out / "capture").mkdir(exist_ok=True)
         for name, data in self.captures.items():
@@ -838,6 +887,10 @@ class Results:
         if (d / "traffic.parquet").exists():
             tr = pd.read_parquet(d / "traffic.parquet")[list(_SCHEMAS["traffic"])]
             frames["traffic"] = tr.astype(_SCHEMAS["traffic"])
+        for name in _EMULATION_TABLES:
+            if (d / f"{name}.parquet").exists():
+                t = pd.read_parquet(d / f"{name}.parquet")[list(_SCHEMAS[name])]
+                frames[name] = t.astype(_SCHEMAS[name])
         if "congestion" in frames:
             frames["congestion"]["kind"] = pd.Categorical(
                 frames["congestion"]["kind"].astype(object), categories=CUT_KINDS

@@ -96,6 +96,9 @@ pub struct Report {
     pub left: Vec<(u64, u64, u32, u64)>,
     /// Wall-clock seconds the loop ran.
     pub wall_s: f64,
+    /// The loop ran at a real-time priority (SCHED_FIFO), which root may
+    /// set: the other work of the machine then delays it less.
+    pub realtime: bool,
 }
 
 /// Packets read from one device before the loop turns to the next.
@@ -139,6 +142,7 @@ impl Emulator {
     /// then give back the simulation (for its results) and the report.
     pub fn run(mut self, stop: &AtomicBool) -> Result<(Simulation, Report)> {
         lower_timer_slack();
+        self.report.realtime = realtime_priority();
         let t0 = Instant::now();
         let mut buf = vec![0u8; 65_536];
         let end = self.sim.end();
@@ -297,6 +301,19 @@ fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Duration) -> io::Result<()> {
 fn poll_readable(_fds: &[BorrowedFd<'_>], timeout: Duration) -> io::Result<()> {
     std::thread::sleep(timeout);
     Ok(())
+}
+
+/// Run this thread at a modest real-time priority if allowed (root);
+/// whether it does.
+fn realtime_priority() -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: sched_setscheduler on this thread (0) with a valid param.
+    unsafe {
+        let p = nix::libc::sched_param { sched_priority: 10 };
+        nix::libc::sched_setscheduler(0, nix::libc::SCHED_FIFO, &p) == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
 }
 
 /// Ask the kernel to wake this thread within a microsecond of its timer

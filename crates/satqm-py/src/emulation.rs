@@ -34,12 +34,14 @@ pub struct Emulation {
 #[pymethods]
 impl Emulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, capture=None, warmup=None, capture_side=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+    #[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
     fn new(
         py: Python<'_>,
         text: &str,
         seed: Option<u64>,
         duration: Option<f64>,
+        max_memory: Option<&Bound<'_, PyAny>>,
         capture: Option<Vec<String>>,
         warmup: Option<f64>,
         capture_side: Option<String>,
@@ -49,7 +51,7 @@ impl Emulation {
             text,
             seed,
             duration,
-            None,
+            max_memory,
             capture,
             warmup,
             capture_side,
@@ -194,6 +196,7 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     d.set_item("written", r.written)?;
     d.set_item("write_errors", r.write_errors)?;
     d.set_item("wall_s", r.wall_s)?;
+    d.set_item("realtime", r.realtime)?;
     let l = PyDict::new(py);
     l.set_item("count", r.lateness.count)?;
     l.set_item("p50_ns", r.lateness.p50_ns)?;
