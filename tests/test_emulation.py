@@ -311,3 +311,53 @@ def test_without_an_emulation_section_it_says_so() -> None:
                 + '[[traffic]]\nkind = "bulk"\n'
             )
         )
+
+
+def test_a_quic_transfer_crosses_the_link() -> None:
+    pytest.importorskip("aioquic")
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "quic_transfer.py")
+    emu = satqm.Emulation(_sc(GEO.format(duration=25, pairs=1)), warmup=0)
+    with emu:
+        emu.popen("receiver[0]", [sys.executable, example, "server", "--bytes", "500000"])
+        time.sleep(1.5)
+        out = emu.run(
+            "sender[0]",
+            [sys.executable, example, "client", emu.address("receiver[0]")],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    assert "received 500000 bytes" in out.stdout, out.stderr
+    res = emu.results
+    assert res is not None
+    _check_conservation(res)
+    assert (res.connections["protocol"] == 17).all()
+    assert res.connections["dst_port"].eq(4433).any()
+
+
+def test_satqm_shell_runs_a_command_in_a_real_host(tmp_path) -> None:
+    path = tmp_path / "geo.toml"
+    path.write_text(GEO.format(duration=10, pairs=1))
+    show = "import os, sys; print(os.environ['SATQM_ADDR_RECEIVER_0_']); sys.exit(3)"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "satqm",
+            "shell",
+            str(path),
+            "--host",
+            "sender[0]",
+            "--",
+            sys.executable,
+            "-c",
+            show,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.strip() == "10.200.0.2"
+    assert "sender[0]: 10.200.0.1" in done.stderr
+    assert "lateness" in done.stderr

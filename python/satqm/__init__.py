@@ -15,7 +15,7 @@ A bad scenario raises :class:`ConfigError` naming the key
 """
 
 from satqm._core import ConfigError, SimulationError, __version__
-from satqm.emulation import Emulation, EmulationUnavailable
+from satqm.emulation import Emulation, EmulationLate, EmulationUnavailable
 from satqm.results import Results
 from satqm.scenario import Scenario, load
 from satqm.simulation import DropLogFull, Simulation, run
@@ -31,6 +31,7 @@ __all__ = [
     "ConfigError",
     "DropLogFull",
     "Emulation",
+    "EmulationLate",
     "EmulationUnavailable",
     "Results",
     "Scenario",

@@ -181,6 +181,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         sim = satqm.Simulation(sc)
     except satqm.ConfigError as e:
         raise CliError(_config_message(Path(args.scenario), e, args)) from e
+    if _has_emulation(sc.text) and not args.quiet:
+        print(
+            "satqm: note: [emulation]'s real hosts carry no traffic in a simulation; "
+            "`satqm emulate` or `satqm shell` runs them",
+            file=sys.stderr,
+        )
     progress: bool | Console = False
     if not args.quiet:
         from rich.console import Console
@@ -210,6 +216,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_summary(res, out)
     return EXIT_OK
+
+
+def _has_emulation(text: str) -> bool:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        return "emulation" in tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
 
 
 def _emulation(args: argparse.Namespace) -> Any:
@@ -258,14 +275,15 @@ def _print_emulation(emu: Any) -> None:
     )
 
 
-def _save_emulation(emu: Any, out: Path | None) -> None:
+def _save_emulation(emu: Any, out: Path | None, announce: bool = True) -> None:
     if out is None or emu.results is None:
         return
     try:
         emu.results.save(out)
     except OSError as e:
         raise CliError(f"--out {out}: cannot write results: {e.strerror or e}", EXIT_FAILED) from e
-    print(f"results: {out}", file=sys.stderr)
+    if announce:
+        print(f"results in {out}", file=sys.stderr)
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
@@ -276,7 +294,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
     host = args.host or next(iter(emu.hosts))
     if host not in emu.hosts:
         raise CliError(f"--host {host}: not a real host (real hosts: {', '.join(emu.hosts)})")
-    command = list(args.command or [os.environ.get("SHELL", "/bin/sh")])
+    command = list(args.argv or [os.environ.get("SHELL", "/bin/sh")])
     if command and command[0] == "--":
         command = command[1:]
     out = Path(args.out) if args.out else None
@@ -355,10 +373,10 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     finally:
         for log in logs:
             log.close()
+    _save_emulation(emu, out, announce=False)
     if not args.quiet:
         _print_emulation(emu)
         _print_summary(emu.results, out)
-    _save_emulation(emu, out)
     return EXIT_OK
 
 
@@ -719,8 +737,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", metavar="NAME", help="the real host to run in (default: the first)")
     p.add_argument("--out", metavar="DIR", help="save the run's results folder here")
     p.add_argument(
-        "command",
-        nargs=argparse.REMAINDER,
+        "argv",
+        nargs="*",
         metavar="-- COMMAND",
         help="the command and its arguments",
     )
@@ -761,7 +779,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``satqm`` command; returns the exit status."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `satqm shell SCENARIO [OPTIONS] -- COMMAND...`: the command is the
+    # shell's, whatever options it has.
+    command = None
+    if "shell" in argv[:1] and "--" in argv:
+        i = argv.index("--")
+        argv, command = argv[:i], argv[i + 1 :]
     args = parser.parse_args(argv)
+    if command is not None:
+        args.argv = command
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         with warnings.catch_warnings():

@@ -33,11 +33,24 @@ from satqm._core import Emulation as CoreEmulation
 from satqm.results import Results, _frame
 from satqm.scenario import ScenarioLike, as_scenario
 
-__all__ = ["Emulation", "EmulationUnavailable", "cleanup_leftovers", "missing_requirement"]
+__all__ = [
+    "Emulation",
+    "EmulationLate",
+    "EmulationUnavailable",
+    "cleanup_leftovers",
+    "missing_requirement",
+]
+
+#: A run whose 99th percentile lateness is above this warns (ms).
+LATE_P99_MS = 1.0
 
 NETNS_DIR = "/run/netns"
 PREFIX = "satqm-"
 DEVICE = "satqm0"
+
+
+class EmulationLate(UserWarning):
+    """The host could not keep up: packets reached their hosts late."""
 
 
 class EmulationUnavailable(RuntimeError):
@@ -264,6 +277,7 @@ class Emulation:
                 sim, report = self._core.stop()
                 self.report = report
                 self.results = _results(sim, report, self.scenario, self.now)
+                _warn_if_late(self.results)
         finally:
             self._stop_processes()
             self._remove_namespaces()
@@ -296,6 +310,21 @@ class Emulation:
     def __repr__(self) -> str:
         hosts = ", ".join(f"{h}={a}" for h, (a, _) in self.hosts.items())
         return f"Emulation({self.scenario.name!r}, {hosts})"
+
+
+def _warn_if_late(res: Results) -> None:
+    s = res.summary()
+    if s["lateness_p99_ms"] > LATE_P99_MS:
+        import warnings
+
+        warnings.warn(
+            f"{res.scenario.name}: the host could not keep up: 1 % of the real packets "
+            f"reached their host more than {s['lateness_p99_ms']:.3g} ms after the model's "
+            f"time (median {s['lateness_p50_ms'] * 1e3:.0f} us, maximum "
+            f"{s['lateness_max_ms']:.3g} ms); see real_packets.late_s",
+            EmulationLate,
+            stacklevel=3,
+        )
 
 
 def _results(core_sim: Any, report: Mapping[str, Any], scenario: Any, wall: float) -> Results:
