@@ -11,6 +11,7 @@ summary says by how much) but does not turn them red.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -214,7 +215,11 @@ def test_red_marks_reach_the_kernel_as_ce() -> None:
 
 
 def test_a_udp_flow_above_the_link_rate_loses_what_the_drop_log_says() -> None:
-    emu = satqm.Emulation(_sc(GEO.format(duration=8, pairs=1)), warmup=0)
+    # Whole frames in the capture (its default keeps the headers only).
+    text = GEO.format(duration=8, pairs=1).replace(
+        'sample_interval = "100 ms"', 'sample_interval = "100 ms"\ncapture = ["bottleneck"]\ncapture_snaplen = 2000'
+    )
+    emu = satqm.Emulation(_sc(text), warmup=0)
     sender = textwrap.dedent(
         """
         import socket, sys, time
@@ -243,6 +248,16 @@ def test_a_udp_flow_above_the_link_rate_loses_what_the_drop_log_says() -> None:
     lost = int(rp["delivered_s"].isna().sum())
     assert lost == int((res.drops["flow"] == f).sum()) + res.packets["in_flight"]
     assert lost > 1000, "a third of 15 Mbit/s does not fit in 10"
+    # The bottleneck's capture holds the real packets it sent, bytes and all.
+    dpkt = pytest.importorskip("dpkt")
+    frames = [
+        dpkt.ethernet.Ethernet(buf)
+        for _ts, buf in dpkt.pcapng.Reader(io.BytesIO(res.captures["bottleneck"]))
+    ]
+    udp_out = [e.data for e in frames if isinstance(e.data.data, dpkt.udp.UDP)]
+    assert len(udp_out) == 5000 - int((res.drops["flow"] == f).sum())
+    assert all(ip.len == 1400 and ip.data.dport == 9000 for ip in udp_out)
+    assert all(bytes(ip.data.data) == b"u" * 1372 for ip in udp_out)
 
 
 def test_real_and_simulated_flows_share_the_link() -> None:
