@@ -217,7 +217,8 @@ def test_red_marks_reach_the_kernel_as_ce() -> None:
 def test_a_udp_flow_above_the_link_rate_loses_what_the_drop_log_says() -> None:
     # Whole frames in the capture (its default keeps the headers only).
     text = GEO.format(duration=8, pairs=1).replace(
-        'sample_interval = "100 ms"', 'sample_interval = "100 ms"\ncapture = ["bottleneck"]\ncapture_snaplen = 2000'
+        'sample_interval = "100 ms"',
+        'sample_interval = "100 ms"\ncapture = ["bottleneck"]\ncapture_snaplen = 2000',
     )
     emu = satqm.Emulation(_sc(text), warmup=0)
     sender = textwrap.dedent(
@@ -376,3 +377,29 @@ def test_satqm_shell_runs_a_command_in_a_real_host(tmp_path) -> None:
     assert done.stdout.strip() == "10.200.0.2"
     assert "sender[0]: 10.200.0.1" in done.stderr
     assert "lateness" in done.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_satqm_shell_cleans_up_on_a_signal(tmp_path, sig) -> None:
+    from pyroute2 import netns
+
+    path = tmp_path / "geo.toml"
+    path.write_text(GEO.format(duration=60, pairs=1))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "satqm", "shell", str(path), "--", "sleep", "60"],
+        stderr=subprocess.PIPE,
+        text=True,
+        # A child started in the background ignores SIGINT unless told not to.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert p.stderr is not None
+    for line in p.stderr:
+        if line.startswith("running "):
+            break
+    mine = [n for n in netns.listnetns() if n.startswith(f"satqm-{p.pid}-")]
+    assert len(mine) == 2
+    p.send_signal(sig)
+    p.wait(30)
+    p.stderr.close()
+    assert p.returncode != 0
+    assert not [n for n in netns.listnetns() if n.startswith(f"satqm-{p.pid}-")]

@@ -220,6 +220,49 @@ class Simulation:
     def results(self) -> _RawResults:
         """All recorded data as dicts of numpy arrays, plus the summary."""
 
+class _Lateness(TypedDict):
+    count: int
+    p50_ns: int
+    p99_ns: int
+    max_ns: int
+
+class _EmulationReport(TypedDict):
+    connections: list[tuple[int, int, str, int, str, int]]
+    rejected: dict[str, int]
+    injected: int
+    written: int
+    write_errors: int
+    wall_s: float
+    realtime: bool
+    lateness: _Lateness
+    entered: list[list[int]]
+    left: list[list[int]]
+
+class Emulation:
+    """A scenario run in real time with real hosts."""
+
+    def __new__(
+        cls,
+        text: str,
+        seed: int | None = None,
+        duration: float | None = None,
+        max_memory: str | None = None,
+        capture: list[str] | None = None,
+        warmup: float | None = None,
+        capture_side: str | None = None,
+    ) -> Emulation: ...
+    @property
+    def hosts(self) -> list[tuple[str, str]]:
+        """(node name, IPv4 address) of each real host, in [emulation] order."""
+    @property
+    def prefix(self) -> int: ...
+    @property
+    def running(self) -> bool: ...
+    def start(self, netns: list[str], device: str = "satqm0", mtu: int = 1500) -> None:
+        """Open a TUN device in each real host's namespace and start the run."""
+    def stop(self) -> tuple[Simulation, _EmulationReport]:
+        """Stop the run; the simulation (for its results) and the report."""
+
 class _ReplayOut(TypedDict):
     verdict: list[str]
     avg: list[float]
