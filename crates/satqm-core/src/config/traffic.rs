@@ -133,7 +133,7 @@ pub(super) fn traffic(
     if raw.is_empty() && !emulated {
         return Err(ConfigError::new(
             "traffic",
-            "must list at least one traffic source (or the scenario an [emulation] section)",
+            "required: at least one traffic source (or an [emulation] section with real hosts)",
         ));
     }
     raw.iter()
