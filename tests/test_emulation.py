@@ -263,8 +263,11 @@ def test_a_udp_flow_above_the_link_rate_loses_what_the_drop_log_says() -> None:
 
 
 def test_real_and_simulated_flows_share_the_link() -> None:
-    text = GEO.format(duration=45, pairs=4) + textwrap.dedent(
+    text = GEO.format(duration=40, pairs=4) + textwrap.dedent(
         """
+        [tcp]
+        profile = "linux"
+
         [[aqm]]
         kind = "red"
         min_th = 50
@@ -279,7 +282,7 @@ def test_real_and_simulated_flows_share_the_link() -> None:
     )
     emu = satqm.Emulation(_sc(text), warmup=10)
     with emu:
-        _bulk(emu, "reno", 30)
+        _bulk(emu, "reno", 25)
     res = emu.results
     assert res is not None
     fl = res.flows
@@ -287,9 +290,10 @@ def test_real_and_simulated_flows_share_the_link() -> None:
     assert (fl[fl["kind"] == "bulk"]["goodput_bps"] > 0.3e6).all()
     real = fl[(fl["kind"] == "real")]
     assert real["goodput_bps"].max() > 0.3e6, "the real connection gets a share"
-    # Busy: RED with four Reno flows over a 500 ms round trip keeps the link
-    # about 80 % utilized (the papers' known shortfall of RED on GEO).
-    assert res.summary()["utilization_mean"] > 0.7
+    # Busy: the three simulated flows (Linux's profile) alone keep the link
+    # 86 % utilized over this window (an offline run of the same scenario);
+    # the real connection adds to that, however fast the machine is.
+    assert res.summary()["utilization_mean"] > 0.8
 
 
 def test_namespaces_left_by_a_killed_emulation_are_removed() -> None:
