@@ -25,7 +25,7 @@ pub enum PacketKind {
     AtspSack,
 }
 
-/// IP ECN field and TCP ECN flags (RFC 3168), packed.
+/// IP ECN field and TCP ECN flags (RFC 3168, RFC 9768), packed.
 pub mod flags {
     /// ECN-capable transport (ECT(0)) set in the IP header.
     pub const ECT: u8 = 1;
@@ -39,6 +39,27 @@ pub mod flags {
     pub const FIN: u8 = 1 << 4;
     /// The segment is a retransmission (bookkeeping only, not on the wire).
     pub const RETX: u8 = 1 << 5;
+    /// ECN-capable transport with the ECT(1) codepoint (RFC 3168; the L4S
+    /// identifier of RFC 9331) set in the IP header.
+    pub const ECT1: u8 = 1 << 6;
+    /// TCP AE flag (RFC 9768, formerly NS): with ECE and CWR, the most
+    /// significant bit of AccECN's 3-bit ACE counter.
+    pub const AE: u8 = 1 << 7;
+
+    /// The ACE field of an AccECN ACK (RFC 9768 section 3.2.2): AE, CWR
+    /// and ECE as a 3-bit number, AE the most significant.
+    #[inline]
+    pub fn ace(f: u8) -> u8 {
+        (f & AE != 0) as u8 * 4 + (f & CWR != 0) as u8 * 2 + (f & ECE != 0) as u8
+    }
+
+    /// The flags that carry `ace` (its low three bits) in an ACK.
+    #[inline]
+    pub fn ace_flags(ace: u8) -> u8 {
+        (if ace & 4 != 0 { AE } else { 0 })
+            | (if ace & 2 != 0 { CWR } else { 0 })
+            | (if ace & 1 != 0 { ECE } else { 0 })
+    }
 }
 
 /// Up to three SACK blocks (RFC 2018), as half-open byte ranges.
@@ -167,9 +188,9 @@ impl Packet {
         self.n_sack = blocks.len() as u8;
     }
 
-    /// Data packets can be ECN-marked only if they carry ECT.
+    /// Data packets can be ECN-marked only if they carry ECT(0) or ECT(1).
     pub fn ecn_capable(&self) -> bool {
-        self.has(flags::ECT)
+        self.has(flags::ECT | flags::ECT1)
     }
 }
 
@@ -209,6 +230,18 @@ mod tests {
         assert_eq!(&*p.sack_blocks(), &blocks[..]);
         p.set_sack_blocks(&blocks[..1]);
         assert_eq!(&*p.sack_blocks(), &blocks[..1]);
+    }
+
+    #[test]
+    fn ace_field_round_trips_and_ect1_is_ecn_capable() {
+        for ace in 0..8u8 {
+            assert_eq!(flags::ace(flags::ace_flags(ace)), ace);
+        }
+        assert_eq!(flags::ace(flags::AE | flags::ECE), 5);
+        let mut p = Packet::new(0, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
+        assert!(!p.ecn_capable());
+        p.flags |= flags::ECT1;
+        assert!(p.ecn_capable());
     }
 
     /// The packet copied through delay lines and buffers on every hop.
