@@ -113,9 +113,35 @@ fn dctcp_over_accecn_and_ect1_holds_the_queue_too() {
     assert_eq!(summary(&a, "drops_total"), 0.0, "{report}");
 }
 
+/// TCP Prague (AccECN, ECT(1), growth on unmarked segments through its
+/// reductions; its pacing is not modelled) holds the queue as DCTCP does.
+#[test]
+fn prague_holds_the_queue_near_k() {
+    let p = run(&scenario("cc = \"prague\"", 1));
+    let (q, u) = queue_and_utilization(&p);
+    let report = format!(
+        "Prague: queue mean {:.1} p1 {} p99 {} std {:.1}, utilization {u:.4}, drops {}, marks {}",
+        mean(&q),
+        quantile(&q, 0.01),
+        quantile(&q, 0.99),
+        std(&q),
+        summary(&p, "drops_total"),
+        summary(&p, "marks_total"),
+    );
+    eprintln!("{report}");
+    assert!((mean(&q) - K as f64).abs() < 5.0, "{report}");
+    assert!(quantile(&q, 0.99) < 2.0 * K as f64, "{report}");
+    assert!(u > 0.99, "{report}");
+    assert_eq!(summary(&p, "drops_total"), 0.0, "{report}");
+}
+
 #[test]
 fn same_scenario_and_seed_same_results() {
-    for tcp in ["cc = \"dctcp\"", "cc = \"dctcp\"\necn = \"accecn\""] {
+    for tcp in [
+        "cc = \"dctcp\"",
+        "cc = \"dctcp\"\necn = \"accecn\"",
+        "cc = \"prague\"",
+    ] {
         let a = run(&scenario(tcp, 3));
         let b = run(&scenario(tcp, 3));
         assert_eq!(a.timeseries.queue_packets, b.timeseries.queue_packets);

@@ -7,7 +7,7 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
-use crate::transport::tcp::cc::{CubicParams, DctcpParams, HyStartKind};
+use crate::transport::tcp::cc::{CubicParams, DctcpParams, HyStartKind, PragueParams};
 use crate::transport::tcp::sndbuf::BUFFER_OVERHEAD;
 use crate::transport::tcp::{
     CcKind, CcRules, EcnCodepoint, EcnFeedback, Profile, Recovery, RtoRule, TcpConfig,
@@ -277,6 +277,7 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
         }
         Some("cubic") => CcKind::Cubic(cubic_params(&mut table)?),
         Some("dctcp") => CcKind::Dctcp(dctcp_params(&mut table)?),
+        Some("prague") => CcKind::Prague(prague_params(&mut table)?),
         Some(other) => {
             return Err(ConfigError::new(
                 if matches!(raw.cc, Some(RawCc::Table(_))) {
@@ -285,7 +286,7 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
                     cc_path.clone()
                 },
                 format!(
-                "unknown congestion control {other:?} (known: reno, cubic, dctcp, hybla, fixed)"
+                "unknown congestion control {other:?} (known: reno, cubic, dctcp, prague, hybla, fixed)"
             ),
             ))
         }
@@ -314,10 +315,16 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
 
 /// DCTCP's parameters from its table.
 fn dctcp_params(t: &mut CcTable) -> Result<DctcpParams, ConfigError> {
-    let mut p = DctcpParams::default();
+    let d = DctcpParams::default();
+    let (g, alpha_init) = alpha_params(t, d.g, d.alpha_init)?;
+    Ok(DctcpParams { g, alpha_init })
+}
+
+/// The gain and initial value of a scalable control's α.
+fn alpha_params(t: &mut CcTable, mut g: f64, mut alpha: f64) -> Result<(f64, f64), ConfigError> {
     if let Some(v) = t.take("g")? {
-        p.g = t.real(&v, "g")?;
-        if !(p.g > 0.0 && p.g <= 1.0) {
+        g = t.real(&v, "g")?;
+        if !(g > 0.0 && g <= 1.0) {
             return Err(ConfigError::new(
                 t.key("g"),
                 "must be in (0, 1] (RFC 8257: 1/16)",
@@ -325,13 +332,34 @@ fn dctcp_params(t: &mut CcTable) -> Result<DctcpParams, ConfigError> {
         }
     }
     if let Some(v) = t.take("alpha_init")? {
-        p.alpha_init = t.real(&v, "alpha_init")?;
-        if !(0.0..=1.0).contains(&p.alpha_init) {
+        alpha = t.real(&v, "alpha_init")?;
+        if !(0.0..=1.0).contains(&alpha) {
             return Err(ConfigError::new(
                 t.key("alpha_init"),
                 "must be between 0 and 1",
             ));
         }
+    }
+    Ok((g, alpha))
+}
+
+/// TCP Prague's parameters from its table.
+fn prague_params(t: &mut CcTable) -> Result<PragueParams, ConfigError> {
+    let mut p = PragueParams::default();
+    (p.g, p.alpha_init) = alpha_params(t, p.g, p.alpha_init)?;
+    if let Some(v) = t.take("rtt_target")? {
+        p.rtt_target = quantity_time(&t.quantity(&v, "rtt_target")?, &t.key("rtt_target"), true)?;
+    }
+    if let Some(v) = t.take("rtt_transition")? {
+        p.rtt_transition = match v.as_integer() {
+            Some(n) if (0..=1_000_000).contains(&n) => n as u32,
+            _ => {
+                return Err(ConfigError::new(
+                    t.key("rtt_transition"),
+                    "must be a whole number of rounds, 0 to 1000000",
+                ))
+            }
+        };
     }
     Ok(p)
 }
@@ -343,7 +371,8 @@ fn dctcp_params(t: &mut CcTable) -> Result<DctcpParams, ConfigError> {
 /// `"ect1"`.
 fn ecn(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(), ConfigError> {
     let key = format!("{path}.ecn");
-    let scalable = matches!(c.cc, CcKind::Dctcp(_));
+    let scalable = matches!(c.cc, CcKind::Dctcp(_) | CcKind::Prague(_));
+    let prague = matches!(c.cc, CcKind::Prague(_));
     let given = match &raw.ecn {
         None => None,
         Some(RawEcn::On(false)) => Some(None),
@@ -362,18 +391,26 @@ fn ecn(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(), ConfigError> {
         }),
     };
     let feedback = match given {
+        None if prague => Some(EcnFeedback::AccEcn),
         None if scalable => Some(EcnFeedback::Dctcp),
         None => c.ecn.then_some(c.ecn_feedback),
         Some(f) => f,
     };
     if scalable && !matches!(feedback, Some(EcnFeedback::Dctcp | EcnFeedback::AccEcn)) {
+        let name = if prague { "prague" } else { "dctcp" };
         return Err(ConfigError::new(
             key,
-            "cc = \"dctcp\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)",
+            format!(
+                "cc = \"{name}\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)"
+            ),
         ));
     }
     c.ecn = feedback.is_some();
     c.ecn_feedback = feedback.unwrap_or(EcnFeedback::Classic);
+    if prague {
+        // The L4S identifier (RFC 9331) unless the scenario says otherwise.
+        c.ecn_codepoint = EcnCodepoint::Ect1;
+    }
     if let Some(cp) = &raw.ecn_codepoint {
         c.ecn_codepoint = match cp.as_str() {
             "ect0" => EcnCodepoint::Ect0,
@@ -682,7 +719,7 @@ mod tests {
         );
         assert_eq!(
             err(&format!("{BASE}\n[tcp.cc]\nkind = \"bbr\"\n")),
-            "tcp.cc.kind: unknown congestion control \"bbr\" (known: reno, cubic, dctcp, hybla, fixed)"
+            "tcp.cc.kind: unknown congestion control \"bbr\" (known: reno, cubic, dctcp, prague, hybla, fixed)"
         );
         assert_eq!(
             err(&format!(
@@ -775,6 +812,40 @@ mod tests {
         ] {
             assert_eq!(err(&format!("{BASE}\n{text}")), msg, "{text}");
         }
+        // Prague: AccECN and ECT(1) unless told otherwise.
+        use crate::transport::tcp::cc::PragueParams;
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\ncc = \"prague\"\n"));
+        assert_eq!(
+            (t.ecn, t.ecn_feedback, t.ecn_codepoint),
+            (true, EcnFeedback::AccEcn, EcnCodepoint::Ect1)
+        );
+        assert_eq!(t.cc, CcKind::Prague(PragueParams::default()));
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\necn = \"dctcp\"\necn_codepoint = \"ect0\"\n[tcp.cc]\nkind = \"prague\"\nrtt_target = \"15 ms\"\nrtt_transition = 0\n"
+        ));
+        assert_eq!(t.ecn_feedback, EcnFeedback::Dctcp);
+        assert_eq!(
+            t.cc,
+            CcKind::Prague(PragueParams {
+                rtt_target: SimTime::from_ms(15),
+                rtt_transition: 0,
+                ..PragueParams::default()
+            })
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ncc = \"prague\"\necn = \"classic\"\n")),
+            "tcp.ecn: cc = \"prague\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)"
+        );
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[tcp.cc]\nkind = \"prague\"\nrtt_transition = -1\n"
+            )),
+            "tcp.cc.rtt_transition: must be a whole number of rounds, 0 to 1000000"
+        );
+        assert!(err(&format!(
+            "{BASE}\n[tcp.cc]\nkind = \"prague\"\nrtt_target = 25\n"
+        ))
+        .starts_with("tcp.cc.rtt_target: 25 has no unit"));
         // An entry's override is checked with the merged table.
         assert_eq!(
             err(&format!(

@@ -38,6 +38,9 @@ pub enum CcKind {
     Cubic(super::cc::CubicParams),
     /// DCTCP (RFC 8257, Linux's `tcp_dctcp`).
     Dctcp(super::cc::DctcpParams),
+    /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control, the L4S
+    /// team's `tcp_prague`).
+    Prague(super::cc::PragueParams),
 }
 
 /// How the receiver feeds CE marks back and how the sender reads them

@@ -372,7 +372,7 @@ impl TcpSender {
             && if classic {
                 pkt.has(flags::ECE)
             } else {
-                self.reports_marks(pkt) || ack <= self.ecn_recover
+                !self.cc.grows_through_cwr() && (self.reports_marks(pkt) || ack <= self.ecn_recover)
             };
         self.ack_rtt = None;
         let mut dupack = false;
@@ -447,12 +447,17 @@ impl TcpSender {
             }
         };
         self.feedback.delivered_ce += delivered_ce;
-        self.cc.on_ecn(&EcnSample {
-            delivered,
-            delivered_ce,
-            snd_una: self.snd_una,
-            snd_max: self.snd_max,
-        });
+        self.cc.on_ecn(
+            &mut self.win,
+            &EcnSample {
+                now,
+                mss: self.cfg.mss,
+                delivered,
+                delivered_ce,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
+            },
+        );
         if delivered_ce > 0 || (pkt.has(flags::ECE) && self.cfg.ecn_feedback == EcnFeedback::Dctcp)
         {
             self.on_ecn_echo(now);

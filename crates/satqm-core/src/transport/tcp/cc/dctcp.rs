@@ -72,21 +72,42 @@ impl MarkedFraction {
     /// marked fraction into α and start the next window at `snd_max`
     /// (Linux's `dctcp_update_alpha()`). Returns true if α was updated.
     pub fn on_ack(&mut self, s: &EcnSample) -> bool {
-        self.delivered += s.delivered;
-        self.delivered_ce += s.delivered_ce;
-        if s.snd_una < self.window_end {
+        self.count(s);
+        if !self.window_ended(s) {
             return false;
         }
+        self.fold(s);
+        true
+    }
+
+    /// Add an ACK's delivered and marked segments to the window's.
+    pub fn count(&mut self, s: &EcnSample) {
+        self.delivered += s.delivered;
+        self.delivered_ce += s.delivered_ce;
+    }
+
+    /// The cumulative ACK has passed the end of the window of data.
+    pub fn window_ended(&self, s: &EcnSample) -> bool {
+        s.snd_una >= self.window_end
+    }
+
+    /// α ← (1 − g)·α + g·F with the window's marked fraction F; the next
+    /// window ends at `snd_max`.
+    pub fn fold(&mut self, s: &EcnSample) {
         let f = if self.delivered_ce == 0 {
             0.0
         } else {
             (self.delivered_ce as f64 / self.delivered.max(1) as f64).min(1.0)
         };
         self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+        self.restart(s);
+    }
+
+    /// Start the next window at `snd_max` without touching α.
+    pub fn restart(&mut self, s: &EcnSample) {
         self.window_end = s.snd_max;
         self.delivered = 0;
         self.delivered_ce = 0;
-        true
     }
 
     /// The window after a cut by α/2 (`cwnd (1 - α/2)`, at least two
@@ -134,7 +155,7 @@ impl CongestionControl for Dctcp {
         }
     }
 
-    fn on_ecn(&mut self, s: &EcnSample) {
+    fn on_ecn(&mut self, _w: &mut Window, s: &EcnSample) {
         self.marked.on_ack(s);
     }
 
@@ -149,6 +170,8 @@ mod tests {
 
     fn sample(delivered: u64, delivered_ce: u64, snd_una: u64, snd_max: u64) -> EcnSample {
         EcnSample {
+            now: crate::time::SimTime::ZERO,
+            mss: 1000,
             delivered,
             delivered_ce,
             snd_una,

@@ -9,12 +9,14 @@ mod cubic;
 mod dctcp;
 mod fixed;
 mod hybla;
+mod prague;
 mod reno;
 
 pub use cubic::{Cubic, CubicParams, HyStartKind};
 pub use dctcp::{Dctcp, DctcpParams, MarkedFraction};
 pub use fixed::Fixed;
 pub use hybla::Hybla;
+pub use prague::{Prague, PragueParams};
 pub use reno::Reno;
 
 use crate::time::SimTime;
@@ -66,6 +68,8 @@ impl AckSample {
 /// RFC 3168's), for the controls that measure the extent of congestion.
 #[derive(Clone, Copy, Debug)]
 pub struct EcnSample {
+    pub now: SimTime,
+    pub mss: u32,
     /// Segments newly delivered (cumulatively acknowledged or SACKed).
     pub delivered: u64,
     /// Of those, segments that arrived CE-marked.
@@ -112,14 +116,21 @@ pub trait CongestionControl {
         configured
     }
 
-    /// An ACK's CE feedback (DCTCP's or AccECN's, not RFC 3168's), before
-    /// the sender decides whether to cut.
-    fn on_ecn(&mut self, _s: &EcnSample) {}
+    /// An ACK's CE feedback (DCTCP's or AccECN's, not RFC 3168's), after
+    /// `on_ack` and before the sender decides whether to cut.
+    fn on_ecn(&mut self, _w: &mut Window, _s: &EcnSample) {}
 
     /// The ECN cut sets cwnd to ssthresh, whatever the rules (a scalable
     /// control's `Signal::Ecn` threshold is its new window); otherwise the
     /// sender halves as RFC 3168 says.
     fn scalable(&self) -> bool {
+        false
+    }
+
+    /// The window may grow on ACKs that report marks and while a cut is
+    /// being acknowledged (TCP Prague); otherwise it waits, as Linux's CWR
+    /// state holds a Reno-style control.
+    fn grows_through_cwr(&self) -> bool {
         false
     }
 }
@@ -132,6 +143,7 @@ pub enum Cc {
     Fixed(Fixed),
     Cubic(Box<Cubic>),
     Dctcp(Box<Dctcp>),
+    Prague(Box<Prague>),
 }
 
 impl Cc {
@@ -144,6 +156,7 @@ impl Cc {
             }),
             CcKind::Cubic(p) => Cc::Cubic(Box::new(Cubic::new(p, rules))),
             CcKind::Dctcp(p) => Cc::Dctcp(Box::new(Dctcp::new(p, rules))),
+            CcKind::Prague(p) => Cc::Prague(Box::new(Prague::new(p, rules))),
         }
     }
 
@@ -154,6 +167,7 @@ impl Cc {
             Cc::Fixed(c) => c,
             Cc::Cubic(c) => c.as_mut(),
             Cc::Dctcp(c) => c.as_mut(),
+            Cc::Prague(c) => c.as_mut(),
         }
     }
 
@@ -164,6 +178,7 @@ impl Cc {
             Cc::Fixed(c) => c,
             Cc::Cubic(c) => c.as_ref(),
             Cc::Dctcp(c) => c.as_ref(),
+            Cc::Prague(c) => c.as_ref(),
         }
     }
 
@@ -187,8 +202,12 @@ impl Cc {
         self.inner().on_timeout()
     }
 
-    pub fn on_ecn(&mut self, s: &EcnSample) {
-        self.inner().on_ecn(s)
+    pub fn on_ecn(&mut self, w: &mut Window, s: &EcnSample) {
+        self.inner().on_ecn(w, s)
+    }
+
+    pub fn grows_through_cwr(&self) -> bool {
+        self.inner_ref().grows_through_cwr()
     }
 
     pub fn scalable(&self) -> bool {
@@ -199,6 +218,7 @@ impl Cc {
     pub fn alpha(&self) -> Option<f64> {
         match self {
             Cc::Dctcp(c) => Some(c.alpha()),
+            Cc::Prague(c) => Some(c.alpha()),
             _ => None,
         }
     }
