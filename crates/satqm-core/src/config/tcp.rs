@@ -385,7 +385,7 @@ fn ecn(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(), ConfigError> {
             other => {
                 return Err(ConfigError::new(
                     key,
-                    format!("unknown ECN feedback {other:?} (known: off, classic, dctcp, accecn; or true, false)"),
+                    format!("unknown ECN feedback {other:?} (known: off, classic, dctcp, accecn)"),
                 ))
             }
         }),
@@ -787,7 +787,7 @@ mod tests {
             ),
             (
                 "[tcp]\necn = \"l4s\"\n",
-                "tcp.ecn: unknown ECN feedback \"l4s\" (known: off, classic, dctcp, accecn; or true, false)",
+                "tcp.ecn: unknown ECN feedback \"l4s\" (known: off, classic, dctcp, accecn)",
             ),
             (
                 "[tcp]\necn = true\necn_codepoint = \"ect2\"\n",
