@@ -672,8 +672,9 @@ impl TcpSender {
                 self.cc
                     .ssthresh_after(&self.win, Signal::Ecn, flight, self.cfg.mss);
             self.win.cwnd = match self.cfg.cc_rules {
-                // A scalable control's threshold is its new window.
-                _ if self.cc.scalable() => self.win.ssthresh,
+                // A scalable control's threshold is its new window (never
+                // above the old: its floor of two segments raises nothing).
+                _ if self.cc.scalable() => self.win.ssthresh.min(self.win.cwnd),
                 CcRules::Rfc => (self.win.cwnd / 2.0).max(mss),
                 // tcp_enter_cwr(): the window falls to ssthresh.
                 CcRules::Linux | CcRules::Linux2009 => self.win.ssthresh,
