@@ -220,3 +220,132 @@ fn accecn_sender_reads_ace_and_reno_halves_once() {
     feed(&mut s, &ack(14, flags::ace_flags(7)), 40);
     assert_eq!(s.ce_counted(), 10);
 }
+
+/// A lossless data path between a sender and a receiver with delayed ACKs,
+/// in lock step: each round the sender's segments reach the receiver, CE
+/// marked where `marks` says (by segment number, cycling), and its ACKs
+/// return, each lost where `ack_loss` says (by ACK number, cycling). Runs
+/// until `n` segments have been delivered; returns the sender's count of
+/// marked segments fed back and the receiver's count of marks received.
+fn marks_through(
+    feedback: EcnFeedback,
+    marks: &[bool],
+    ack_loss: &[bool],
+    n: u64,
+) -> (u64, u64, TcpSender) {
+    // A window of 40 that marks barely cut (α from 0): rounds of 20 ACKs.
+    let c = TcpConfig {
+        initial_window: 40,
+        ..cfg(feedback, dctcp(0.0))
+    };
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c.clone());
+    let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c);
+    let mut uid = 0;
+    let mut data = Vec::new();
+    let mut em = Emit {
+        now: SimTime::ZERO,
+        out: &mut data,
+        next_uid: &mut uid,
+    };
+    s.write(u64::MAX, &mut em);
+    s.open(&mut em);
+    let (mut seg, mut acks_sent) = (0usize, 0usize);
+    let mut now = SimTime::ZERO;
+    for _ in 0..100_000 {
+        now = now + SimTime::from_ms(1);
+        let mut acks = Vec::new();
+        for mut p in std::mem::take(&mut data) {
+            // First transmissions only: a resent segment's mark would be
+            // counted by the receiver but delivers nothing new.
+            if marks[(p.seq / MSS) as usize % marks.len()] && !p.has(flags::RETX) {
+                p.flags |= flags::CE;
+            }
+            seg += 1;
+            r.on_segment(
+                &p,
+                &mut Emit {
+                    now,
+                    out: &mut acks,
+                    next_uid: &mut uid,
+                },
+            );
+        }
+        r.on_timer(&mut Emit {
+            now: now + c.delayed_ack_timeout,
+            out: &mut acks,
+            next_uid: &mut uid,
+        });
+        for a in acks {
+            acks_sent += 1;
+            if ack_loss[acks_sent % ack_loss.len()] && r.rcv_nxt < n * MSS {
+                continue;
+            }
+            s.on_ack(
+                &a,
+                &mut Emit {
+                    now,
+                    out: &mut data,
+                    next_uid: &mut uid,
+                },
+            );
+        }
+        if r.rcv_nxt >= n * MSS {
+            break;
+        }
+        if data.is_empty() {
+            // Every ACK of the round lost: the retransmission timer.
+            now = now.max(s.next_wakeup().expect("a timer is armed"));
+            s.on_timer(&mut Emit {
+                now,
+                out: &mut data,
+                next_uid: &mut uid,
+            });
+        }
+    }
+    assert!(seg as u64 >= n);
+    (s.ce_counted(), r.stats.ce_marks, s)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, .. Default::default() })]
+
+    /// Without lost ACKs every mark reaches the sender once: DCTCP's echo
+    /// and AccECN's counter count exactly the marked segments.
+    #[test]
+    fn every_mark_is_fed_back_once(marks in proptest::collection::vec(proptest::bool::ANY, 1..40)) {
+        for feedback in [EcnFeedback::Dctcp, EcnFeedback::AccEcn] {
+            let (counted, received, s) = marks_through(feedback, &marks, &[false], 400);
+            proptest::prop_assert_eq!(counted, received, "{:?}", feedback);
+            proptest::prop_assert!(s.stats.retransmits == 0);
+        }
+    }
+
+    /// With ACKs lost, AccECN's reading never undercounts (appendix A.2.1's
+    /// conservative choice), and agrees modulo 8 with what was received.
+    #[test]
+    fn accecn_never_undercounts_when_acks_are_lost(
+        marks in proptest::collection::vec(proptest::bool::ANY, 1..40),
+        loss in proptest::collection::vec(proptest::bool::weighted(0.3), 1..20),
+    ) {
+        proptest::prop_assume!(loss.contains(&false));
+        let (counted, received, _) = marks_through(EcnFeedback::AccEcn, &marks, &loss, 400);
+        proptest::prop_assert!(counted >= received, "{} < {}", counted, received);
+        proptest::prop_assert_eq!(counted % 8, received % 8);
+    }
+}
+
+/// Four ACKs of five lost: each that arrives covers 10 segments, one of
+/// them marked. The field moved by 1; 1 or 9 marks are possible; the
+/// sender assumes 9.
+#[test]
+fn accecn_assumes_the_most_marks_on_stretch_acks() {
+    let mut marks = [false; 10];
+    marks[3] = true;
+    let loss = [false, true, true, true, true];
+    let (counted, received, _) = marks_through(EcnFeedback::AccEcn, &marks, &loss, 400);
+    assert_eq!(counted % 8, received % 8);
+    assert!(counted > 4 * received, "{counted} against {received}");
+    // Without the losses, exact.
+    let (counted, received, _) = marks_through(EcnFeedback::AccEcn, &marks, &[false], 400);
+    assert_eq!(counted, received);
+}
