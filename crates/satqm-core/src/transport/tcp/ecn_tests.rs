@@ -252,7 +252,7 @@ fn marks_through(
     let (mut seg, mut acks_sent) = (0usize, 0usize);
     let mut now = SimTime::ZERO;
     for _ in 0..100_000 {
-        now = now + SimTime::from_ms(1);
+        now += SimTime::from_ms(1);
         let mut acks = Vec::new();
         for mut p in std::mem::take(&mut data) {
             // First transmissions only: a resent segment's mark would be
