@@ -30,7 +30,7 @@ pub enum PacketKind {
     Outside,
 }
 
-/// IP ECN field and TCP ECN flags (RFC 3168), packed.
+/// IP ECN field and TCP ECN flags (RFC 3168, RFC 9768), packed.
 pub mod flags {
     /// ECN-capable transport (ECT(0)) set in the IP header.
     pub const ECT: u8 = 1;
@@ -44,8 +44,27 @@ pub mod flags {
     pub const FIN: u8 = 1 << 4;
     /// The segment is a retransmission (bookkeeping only, not on the wire).
     pub const RETX: u8 = 1 << 5;
-    /// ECN-capable transport, ECT(1) (RFC 9331's L4S identifier).
+    /// ECN-capable transport with the ECT(1) codepoint (RFC 3168; the L4S
+    /// identifier of RFC 9331) set in the IP header.
     pub const ECT1: u8 = 1 << 6;
+    /// TCP AE flag (RFC 9768, formerly NS): with ECE and CWR, the most
+    /// significant bit of AccECN's 3-bit ACE counter.
+    pub const AE: u8 = 1 << 7;
+
+    /// The ACE field of an AccECN ACK (RFC 9768 section 3.2.2): AE, CWR
+    /// and ECE as a 3-bit number, AE the most significant.
+    #[inline]
+    pub fn ace(f: u8) -> u8 {
+        (f & AE != 0) as u8 * 4 + (f & CWR != 0) as u8 * 2 + (f & ECE != 0) as u8
+    }
+
+    /// The flags that carry `ace` (its low three bits) in an ACK.
+    #[inline]
+    pub fn ace_flags(ace: u8) -> u8 {
+        (if ace & 4 != 0 { AE } else { 0 })
+            | (if ace & 2 != 0 { CWR } else { 0 })
+            | (if ace & 1 != 0 { ECE } else { 0 })
+    }
 }
 
 /// Up to three SACK blocks (RFC 2018), as half-open byte ranges.
@@ -216,6 +235,18 @@ mod tests {
         assert_eq!(&*p.sack_blocks(), &blocks[..]);
         p.set_sack_blocks(&blocks[..1]);
         assert_eq!(&*p.sack_blocks(), &blocks[..1]);
+    }
+
+    #[test]
+    fn ace_field_round_trips_and_ect1_is_ecn_capable() {
+        for ace in 0..8u8 {
+            assert_eq!(flags::ace(flags::ace_flags(ace)), ace);
+        }
+        assert_eq!(flags::ace(flags::AE | flags::ECE), 5);
+        let mut p = Packet::new(0, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
+        assert!(!p.ecn_capable());
+        p.flags |= flags::ECT1;
+        assert!(p.ecn_capable());
     }
 
     /// The packet copied through delay lines and buffers on every hop.

@@ -181,6 +181,7 @@ pub fn frame(
         },
     };
     let total = 20 + t.header_len + t.payload as usize;
+    // RFC 3168 section 5: ECT(1) is 01, ECT(0) 10, CE 11.
     let ecn = if pkt.has(flags::CE) {
         0b11
     } else if pkt.has(flags::ECT) {
@@ -346,7 +347,8 @@ fn tcp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
         }
     }
     let header_len = buf.len() - at;
-    buf[at + 12] = ((header_len / 4) as u8) << 4;
+    // AE (RFC 9768) is the lowest bit of the data-offset byte.
+    buf[at + 12] = ((header_len / 4) as u8) << 4 | pkt.has(flags::AE) as u8;
     Transport {
         proto: 6,
         header_len,
@@ -393,6 +395,26 @@ mod tests {
         let mut s = sum16(0, &ip[12..20]);
         s += 6 + 20 + 1460;
         assert_eq!(fold(sum16(s, tcp)), 0);
+    }
+
+    #[test]
+    fn ect1_and_the_ace_field_are_written() {
+        let wire = FlowWire::new(3, Some(16 << 20), true, 1460);
+        let mut buf = Vec::new();
+        let mut p = data(0, 1460);
+        p.flags |= flags::ECT1;
+        frame(&mut buf, &p, (0, 1), &wire, None);
+        assert_eq!(buf[14 + 1] & 3, 0b01, "ECT(1)");
+        p.flags |= flags::CE;
+        frame(&mut buf, &p, (0, 1), &wire, None);
+        assert_eq!(buf[14 + 1] & 3, 0b11, "CE");
+        let mut a = Packet::new(1, FlowId(3), NodeId(5), NodeId(0), PacketKind::TcpAck);
+        a.flags = flags::ace_flags(0b101);
+        frame(&mut buf, &a, (1, 0), &wire, None);
+        let tcp = &buf[34..];
+        assert_eq!(tcp[12] & 1, 1, "AE");
+        assert_eq!(tcp[13] & 0xc0, 0x40, "ECE without CWR");
+        assert_eq!(tcp[12] >> 4, 5, "data offset unchanged");
     }
 
     #[test]

@@ -217,7 +217,8 @@ pub struct RawTcp {
     pub window_scaling: Option<bool>,
     pub receive_buffer: Option<Quantity>,
     pub send_buffer: Option<Quantity>,
-    pub ecn: Option<bool>,
+    pub ecn: Option<RawEcn>,
+    pub ecn_codepoint: Option<String>,
     pub rate_cap: Option<Quantity>,
     pub min_rto: Option<Quantity>,
     pub max_rto: Option<Quantity>,
@@ -233,6 +234,17 @@ pub struct RawTcp {
     pub fixed_window: Option<Quantity>,
     pub initial_ssthresh: Option<Quantity>,
     pub profile: Option<String>,
+}
+
+/// `ecn`: on or off, or the feedback by name.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "true, false, or an ECN feedback: \"off\", \"classic\", \"dctcp\", \"accecn\""
+)]
+pub enum RawEcn {
+    On(bool),
+    Name(String),
 }
 
 /// A congestion control: its name, or a table of its `kind` and

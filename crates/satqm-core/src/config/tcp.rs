@@ -7,13 +7,15 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
-use crate::transport::tcp::cc::{CubicParams, HyStartKind};
+use crate::transport::tcp::cc::{CubicParams, DctcpParams, HyStartKind, PragueParams};
 use crate::transport::tcp::sndbuf::BUFFER_OVERHEAD;
-use crate::transport::tcp::{CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};
+use crate::transport::tcp::{
+    CcKind, CcRules, EcnCodepoint, EcnFeedback, Profile, Recovery, RtoRule, TcpConfig,
+};
 use crate::units::Quantity;
 use crate::units::{int_in, quantity_bytes, quantity_rate, quantity_time};
 
-use super::raw::{RawCc, RawTcp};
+use super::raw::{RawCc, RawEcn, RawTcp};
 
 /// The options of a connection: `over` (if any) laid over the scenario's
 /// `[tcp]` table `base`, checked with errors under `path`.
@@ -79,6 +81,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         receive_buffer,
         send_buffer,
         ecn,
+        ecn_codepoint,
         rate_cap,
         min_rto,
         max_rto,
@@ -143,9 +146,7 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         }
         c.send_buffer = Some(b);
     }
-    if let Some(e) = raw.ecn {
-        c.ecn = e;
-    }
+    ecn(raw, &mut c, path)?;
     if let Some(q) = &raw.rate_cap {
         c.rate_cap = Some(quantity_rate(q, &format!("{path}.rate_cap"))?);
     }
@@ -275,6 +276,8 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
             }
         }
         Some("cubic") => CcKind::Cubic(cubic_params(&mut table)?),
+        Some("dctcp") => CcKind::Dctcp(dctcp_params(&mut table)?),
+        Some("prague") => CcKind::Prague(prague_params(&mut table)?),
         Some(other) => {
             return Err(ConfigError::new(
                 if matches!(raw.cc, Some(RawCc::Table(_))) {
@@ -282,7 +285,9 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
                 } else {
                     cc_path.clone()
                 },
-                format!("unknown congestion control {other:?} (known: reno, cubic, hybla, fixed)"),
+                format!(
+                "unknown congestion control {other:?} (known: reno, cubic, dctcp, prague, hybla, fixed)"
+            ),
             ))
         }
     };
@@ -306,6 +311,125 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
         }
     }
     Ok(cc)
+}
+
+/// DCTCP's parameters from its table.
+fn dctcp_params(t: &mut CcTable) -> Result<DctcpParams, ConfigError> {
+    let d = DctcpParams::default();
+    let (g, alpha_init) = alpha_params(t, d.g, d.alpha_init)?;
+    Ok(DctcpParams { g, alpha_init })
+}
+
+/// The gain and initial value of a scalable control's α.
+fn alpha_params(t: &mut CcTable, mut g: f64, mut alpha: f64) -> Result<(f64, f64), ConfigError> {
+    if let Some(v) = t.take("g")? {
+        g = t.real(&v, "g")?;
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(ConfigError::new(
+                t.key("g"),
+                "must be in (0, 1] (RFC 8257: 1/16)",
+            ));
+        }
+    }
+    if let Some(v) = t.take("alpha_init")? {
+        alpha = t.real(&v, "alpha_init")?;
+        if !(0.0..=1.0).contains(&alpha) {
+            return Err(ConfigError::new(
+                t.key("alpha_init"),
+                "must be between 0 and 1",
+            ));
+        }
+    }
+    Ok((g, alpha))
+}
+
+/// TCP Prague's parameters from its table.
+fn prague_params(t: &mut CcTable) -> Result<PragueParams, ConfigError> {
+    let mut p = PragueParams::default();
+    (p.g, p.alpha_init) = alpha_params(t, p.g, p.alpha_init)?;
+    if let Some(v) = t.take("rtt_target")? {
+        p.rtt_target = quantity_time(&t.quantity(&v, "rtt_target")?, &t.key("rtt_target"), true)?;
+    }
+    if let Some(v) = t.take("rtt_transition")? {
+        p.rtt_transition = match v.as_integer() {
+            Some(n) if (0..=1_000_000).contains(&n) => n as u32,
+            _ => {
+                return Err(ConfigError::new(
+                    t.key("rtt_transition"),
+                    "must be a whole number of rounds, 0 to 1000000",
+                ))
+            }
+        };
+    }
+    Ok(p)
+}
+
+/// `ecn` and `ecn_codepoint`. `ecn = true` is RFC 3168's feedback
+/// (`"classic"`); a scalable control (`cc = "dctcp"`) turns ECN on with
+/// DCTCP's feedback unless `ecn` names AccECN's, and refuses it off or
+/// classic (its α needs every mark). ECT(0) unless `ecn_codepoint` says
+/// `"ect1"`.
+fn ecn(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(), ConfigError> {
+    let key = format!("{path}.ecn");
+    let scalable = matches!(c.cc, CcKind::Dctcp(_) | CcKind::Prague(_));
+    let prague = matches!(c.cc, CcKind::Prague(_));
+    let given = match &raw.ecn {
+        None => None,
+        Some(RawEcn::On(false)) => Some(None),
+        Some(RawEcn::On(true)) => Some(Some(EcnFeedback::Classic)),
+        Some(RawEcn::Name(n)) => Some(match n.as_str() {
+            "off" => None,
+            "classic" => Some(EcnFeedback::Classic),
+            "dctcp" => Some(EcnFeedback::Dctcp),
+            "accecn" => Some(EcnFeedback::AccEcn),
+            other => {
+                return Err(ConfigError::new(
+                    key,
+                    format!("unknown ECN feedback {other:?} (known: off, classic, dctcp, accecn)"),
+                ))
+            }
+        }),
+    };
+    let feedback = match given {
+        None if prague => Some(EcnFeedback::AccEcn),
+        None if scalable => Some(EcnFeedback::Dctcp),
+        None => c.ecn.then_some(c.ecn_feedback),
+        Some(f) => f,
+    };
+    if scalable && !matches!(feedback, Some(EcnFeedback::Dctcp | EcnFeedback::AccEcn)) {
+        let name = if prague { "prague" } else { "dctcp" };
+        return Err(ConfigError::new(
+            key,
+            format!(
+                "cc = \"{name}\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)"
+            ),
+        ));
+    }
+    c.ecn = feedback.is_some();
+    c.ecn_feedback = feedback.unwrap_or(EcnFeedback::Classic);
+    if prague {
+        // The L4S identifier (RFC 9331) unless the scenario says otherwise.
+        c.ecn_codepoint = EcnCodepoint::Ect1;
+    }
+    if let Some(cp) = &raw.ecn_codepoint {
+        c.ecn_codepoint = match cp.as_str() {
+            "ect0" => EcnCodepoint::Ect0,
+            "ect1" => EcnCodepoint::Ect1,
+            other => {
+                return Err(ConfigError::new(
+                    format!("{path}.ecn_codepoint"),
+                    format!("unknown ECN codepoint {other:?} (known: ect0, ect1)"),
+                ))
+            }
+        };
+        if !c.ecn {
+            return Err(ConfigError::new(
+                format!("{path}.ecn_codepoint"),
+                "needs ECN on (ecn = true, or a feedback)",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// CUBIC's parameters from its table.
@@ -595,7 +719,7 @@ mod tests {
         );
         assert_eq!(
             err(&format!("{BASE}\n[tcp.cc]\nkind = \"bbr\"\n")),
-            "tcp.cc.kind: unknown congestion control \"bbr\" (known: reno, cubic, hybla, fixed)"
+            "tcp.cc.kind: unknown congestion control \"bbr\" (known: reno, cubic, dctcp, prague, hybla, fixed)"
         );
         assert_eq!(
             err(&format!(
@@ -606,6 +730,128 @@ mod tests {
         assert!(
             err(&format!("{BASE}\n[tcp.cc]\nkind = \"reno\"\nbeta = 0.5\n"))
                 .starts_with("tcp.cc.beta: is not a parameter")
+        );
+    }
+
+    #[test]
+    fn ecn_feedback_codepoint_and_dctcp_keys() {
+        use crate::transport::tcp::cc::DctcpParams;
+        use crate::transport::tcp::{CcKind, EcnCodepoint, EcnFeedback};
+        // The boolean keeps its meaning.
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\necn = true\n"));
+        assert!(t.ecn);
+        assert_eq!(
+            (t.ecn_feedback, t.ecn_codepoint),
+            (EcnFeedback::Classic, EcnCodepoint::Ect0)
+        );
+        assert_eq!(
+            bulk_tcp(&format!("{BASE}\n[tcp]\necn = false\n")),
+            TcpConfig::default()
+        );
+        assert_eq!(
+            bulk_tcp(&format!("{BASE}\n[tcp]\necn = \"off\"\n")),
+            TcpConfig::default()
+        );
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\necn = \"accecn\"\necn_codepoint = \"ect1\"\n"
+        ));
+        assert!(t.ecn);
+        assert_eq!(
+            (t.ecn_feedback, t.ecn_codepoint, t.cc),
+            (EcnFeedback::AccEcn, EcnCodepoint::Ect1, CcKind::Reno)
+        );
+        // DCTCP turns ECN on with its own feedback, or AccECN's.
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\ncc = \"dctcp\"\n"));
+        assert!(t.ecn);
+        assert_eq!(t.ecn_feedback, EcnFeedback::Dctcp);
+        assert_eq!(t.cc, CcKind::Dctcp(DctcpParams::default()));
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\necn = \"accecn\"\n[tcp.cc]\nkind = \"dctcp\"\ng = 0.125\nalpha_init = 0\n"
+        ));
+        assert_eq!(t.ecn_feedback, EcnFeedback::AccEcn);
+        assert_eq!(
+            t.cc,
+            CcKind::Dctcp(DctcpParams {
+                g: 0.125,
+                alpha_init: 0.0
+            })
+        );
+        for (text, msg) in [
+            (
+                "[tcp]\ncc = \"dctcp\"\necn = false\n",
+                "tcp.ecn: cc = \"dctcp\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)",
+            ),
+            (
+                "[tcp]\ncc = \"dctcp\"\necn = true\n",
+                "tcp.ecn: cc = \"dctcp\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)",
+            ),
+            (
+                "[tcp]\necn = \"l4s\"\n",
+                "tcp.ecn: unknown ECN feedback \"l4s\" (known: off, classic, dctcp, accecn)",
+            ),
+            (
+                "[tcp]\necn = true\necn_codepoint = \"ect2\"\n",
+                "tcp.ecn_codepoint: unknown ECN codepoint \"ect2\" (known: ect0, ect1)",
+            ),
+            (
+                "[tcp]\necn_codepoint = \"ect1\"\n",
+                "tcp.ecn_codepoint: needs ECN on (ecn = true, or a feedback)",
+            ),
+            (
+                "[tcp.cc]\nkind = \"dctcp\"\ng = 0\n",
+                "tcp.cc.g: must be in (0, 1] (RFC 8257: 1/16)",
+            ),
+            (
+                "[tcp.cc]\nkind = \"dctcp\"\nalpha_init = 1.5\n",
+                "tcp.cc.alpha_init: must be between 0 and 1",
+            ),
+            (
+                "[tcp.cc]\nkind = \"dctcp\"\nbeta = 0.5\n",
+                "tcp.cc.beta: is not a parameter of this congestion control",
+            ),
+        ] {
+            assert_eq!(err(&format!("{BASE}\n{text}")), msg, "{text}");
+        }
+        // Prague: AccECN and ECT(1) unless told otherwise.
+        use crate::transport::tcp::cc::PragueParams;
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\ncc = \"prague\"\n"));
+        assert_eq!(
+            (t.ecn, t.ecn_feedback, t.ecn_codepoint),
+            (true, EcnFeedback::AccEcn, EcnCodepoint::Ect1)
+        );
+        assert_eq!(t.cc, CcKind::Prague(PragueParams::default()));
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\necn = \"dctcp\"\necn_codepoint = \"ect0\"\n[tcp.cc]\nkind = \"prague\"\nrtt_target = \"15 ms\"\nrtt_transition = 0\n"
+        ));
+        assert_eq!(t.ecn_feedback, EcnFeedback::Dctcp);
+        assert_eq!(
+            t.cc,
+            CcKind::Prague(PragueParams {
+                rtt_target: SimTime::from_ms(15),
+                rtt_transition: 0,
+                ..PragueParams::default()
+            })
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ncc = \"prague\"\necn = \"classic\"\n")),
+            "tcp.ecn: cc = \"prague\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)"
+        );
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[tcp.cc]\nkind = \"prague\"\nrtt_transition = -1\n"
+            )),
+            "tcp.cc.rtt_transition: must be a whole number of rounds, 0 to 1000000"
+        );
+        assert!(err(&format!(
+            "{BASE}\n[tcp.cc]\nkind = \"prague\"\nrtt_target = 25\n"
+        ))
+        .starts_with("tcp.cc.rtt_target: 25 has no unit"));
+        // An entry's override is checked with the merged table.
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[traffic.tcp]\ncc = \"dctcp\"\n\n[tcp]\necn = true\n"
+            )),
+            "traffic[0].tcp.ecn: cc = \"dctcp\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)"
         );
     }
 

@@ -36,6 +36,48 @@ pub enum CcKind {
     Fixed { window: u64 },
     /// CUBIC (RFC 9438, Linux's `tcp_cubic`).
     Cubic(super::cc::CubicParams),
+    /// DCTCP (RFC 8257, Linux's `tcp_dctcp`).
+    Dctcp(super::cc::DctcpParams),
+    /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control, the L4S
+    /// team's `tcp_prague`).
+    Prague(super::cc::PragueParams),
+}
+
+/// How the receiver feeds CE marks back and how the sender reads them
+/// (with [`TcpConfig::ecn`] on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnFeedback {
+    /// RFC 3168: ECE on every ACK from the first CE until a segment with
+    /// CWR arrives; the sender halves once per window of data.
+    Classic,
+    /// DCTCP's (RFC 8257 section 3.2): each ACK's ECE says whether the
+    /// segments it acknowledges were CE-marked; an ACK goes at once when
+    /// the CE state of arriving segments changes.
+    Dctcp,
+    /// AccECN (RFC 9768, draft-ietf-tcpm-accurate-ecn): every ACK carries
+    /// the count of CE-marked segments received, modulo 8, in its ACE
+    /// field (AE, CWR, ECE).
+    AccEcn,
+}
+
+/// The IP ECN codepoint the sender's data segments carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnCodepoint {
+    /// ECT(0): classic ECN (RFC 3168).
+    Ect0,
+    /// ECT(1): the L4S identifier (RFC 9331).
+    Ect1,
+}
+
+impl EcnCodepoint {
+    /// The packet flag that carries it.
+    #[inline]
+    pub fn flag(self) -> u8 {
+        match self {
+            EcnCodepoint::Ect0 => crate::packet::flags::ECT,
+            EcnCodepoint::Ect1 => crate::packet::flags::ECT1,
+        }
+    }
 }
 
 /// How congestion control counts what an ACK acknowledged and where it
@@ -76,7 +118,12 @@ pub struct TcpConfig {
     /// most `net.ipv4.tcp_wmem[2]`): see [`super::sndbuf`]; `None`: the
     /// application's data is always there to send.
     pub send_buffer: Option<u64>,
+    /// ECN on: data segments are ECN-capable and CE marks are fed back.
     pub ecn: bool,
+    /// How CE marks are fed back (used when `ecn`).
+    pub ecn_feedback: EcnFeedback,
+    /// The codepoint of data segments (used when `ecn`).
+    pub ecn_codepoint: EcnCodepoint,
     pub rate_cap: Option<Rate>,
     pub min_rto: SimTime,
     pub max_rto: SimTime,
@@ -121,6 +168,8 @@ impl Default for TcpConfig {
             receive_buffer: 16 * 1024 * 1024,
             send_buffer: None,
             ecn: false,
+            ecn_feedback: EcnFeedback::Classic,
+            ecn_codepoint: EcnCodepoint::Ect0,
             rate_cap: None,
             min_rto: SimTime::from_secs(1),
             max_rto: SimTime::from_secs(60),

@@ -7,7 +7,8 @@
 //! * congestion control: behind [`cc::CongestionControl`] (Reno first);
 //! * RTO per RFC 6298 with Karn's rule and exponential back-off;
 //! * delayed ACKs (RFC 5681 section 4.2), receive window with or without
-//!   window scaling (RFC 7323), ECN (RFC 3168), optional pacing to a rate cap.
+//!   window scaling (RFC 7323), ECN (RFC 3168, DCTCP's feedback of RFC 8257,
+//!   AccECN of RFC 9768), optional pacing to a rate cap.
 //!
 //! Applications drive a connection like a socket: [`TcpSender::open`],
 //! [`TcpSender::write`], [`TcpSender::close`] on the sending side;
@@ -16,6 +17,7 @@
 
 pub mod cc;
 pub mod config;
+pub mod ecn;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
@@ -24,9 +26,14 @@ pub mod sender;
 pub mod sndbuf;
 pub mod stats;
 
-pub use config::{rfc3390_initial_window, CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};
+pub use config::{
+    rfc3390_initial_window, CcKind, CcRules, EcnCodepoint, EcnFeedback, Profile, Recovery, RtoRule,
+    TcpConfig,
+};
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
+#[cfg(test)]
+mod ecn_tests;
 #[cfg(test)]
 mod tests;

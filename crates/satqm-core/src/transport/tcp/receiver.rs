@@ -17,13 +17,28 @@
 //!   are the next two after a CE mark.
 //! * ECN (RFC 3168 section 6.1.3): after a CE-marked segment, every ACK
 //!   carries ECE until a segment with CWR arrives.
+//! * DCTCP's feedback (RFC 8257 section 3.2, Linux's
+//!   `dctcp_ece_ack_update()` in `net/ipv4/tcp_dctcp.h`): a two-state
+//!   machine, the CE state of the last segment. ECE on an ACK is that
+//!   state. When a segment's CE state differs from the last one's, an ACK
+//!   held back by delayed ACKs goes at once with the old state (covering
+//!   the segments before this one), and this segment is acknowledged at
+//!   once with the new state; so each ACK's ECE tells exactly whether the
+//!   segments it acknowledges were marked.
+//! * AccECN (RFC 9768 section 3.2): the receiver counts CE-marked segments
+//!   from 5 and every ACK carries the count modulo 8 in AE, CWR and ECE
+//!   (the ACE field). A CE-marked segment after an unmarked one is
+//!   acknowledged at once (section 3.2.2.5.1's change-triggered ACK);
+//!   delayed ACKs cover at most two segments, so the field cannot wrap
+//!   between two ACKs.
 
 use crate::ids::{FlowId, NodeId};
 use crate::packet::{flags, Packet, PacketKind, MAX_SACK_BLOCKS, TCP_IP_HEADER};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
-use super::config::{Recovery, TcpConfig};
+use super::config::{EcnFeedback, Recovery, TcpConfig};
+use super::ecn::ACE_INIT;
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -58,7 +73,12 @@ pub struct TcpReceiver {
     /// Quick ACKs at the first segment (0: none).
     quickack_start: u32,
     ack_deadline: Option<SimTime>,
+    /// RFC 3168: echo ECE until CWR. DCTCP and AccECN: the last segment
+    /// was CE-marked.
     ece: bool,
+    feedback: EcnFeedback,
+    /// AccECN's CE packet counter (r.cep), from 5.
+    ce_count: u64,
     /// Delivered in order but not yet read by the application.
     unread: u64,
     /// Bytes the application holds elsewhere on this connection's behalf (a
@@ -105,6 +125,12 @@ impl TcpReceiver {
                 .min((cfg.max_advertised_window() / (2 * cfg.mss as u64)).max(2) as u32),
             ack_deadline: None,
             ece: false,
+            feedback: if cfg.ecn {
+                cfg.ecn_feedback
+            } else {
+                EcnFeedback::Classic
+            },
+            ce_count: ACE_INIT,
             unread: 0,
             held: 0,
             last_adv: 0,
@@ -190,17 +216,22 @@ impl TcpReceiver {
         if self.stats.segments == 1 {
             self.quick = self.quickack_start;
         }
-        if pkt.has(flags::CWR) {
-            self.ece = false;
-        }
-        if pkt.has(flags::CE) {
-            self.ece = true;
-            self.stats.ce_marks += 1;
-            if self.quickack_start > 0 {
-                // Linux: do not delay ACKs to a sender whose window may be
-                // small now.
-                self.quick = self.quick.max(2);
+        let mut ce_changed = false;
+        if self.feedback == EcnFeedback::Classic {
+            if pkt.has(flags::CWR) {
+                self.ece = false;
             }
+            if pkt.has(flags::CE) {
+                self.ece = true;
+                self.stats.ce_marks += 1;
+                if self.quickack_start > 0 {
+                    // Linux: do not delay ACKs to a sender whose window may be
+                    // small now.
+                    self.quick = self.quick.max(2);
+                }
+            }
+        } else {
+            ce_changed = self.ce_feedback(pkt, em);
         }
         if pkt.has(flags::FIN) {
             self.fin_at = Some(pkt.seq + pkt.len as u64);
@@ -229,8 +260,11 @@ impl TcpReceiver {
             delivered = self.rcv_nxt - old;
             self.unread += delivered;
             self.unacked_segments += 1;
-            immediate =
-                had_holes || !self.delayed_ack || self.unacked_segments >= 2 || self.quick > 0;
+            immediate = had_holes
+                || !self.delayed_ack
+                || self.unacked_segments >= 2
+                || self.quick > 0
+                || ce_changed;
         } else {
             self.stats.out_of_order_segments += 1;
             self.insert_ooo(start, end);
@@ -254,6 +288,37 @@ impl TcpReceiver {
         }
     }
 
+    /// DCTCP's or AccECN's receiver side for a data segment: whether it
+    /// must be acknowledged at once.
+    #[inline(never)]
+    fn ce_feedback(&mut self, pkt: &Packet, em: &mut Emit) -> bool {
+        let ce = pkt.has(flags::CE);
+        if ce {
+            self.stats.ce_marks += 1;
+        }
+        let changed = ce != self.ece;
+        match self.feedback {
+            EcnFeedback::Classic => return false,
+            EcnFeedback::Dctcp => {
+                if changed && self.ack_deadline.is_some() {
+                    // The delayed ACK, for the segments before this one,
+                    // with their state.
+                    self.send_ack(em);
+                }
+            }
+            EcnFeedback::AccEcn => {
+                if ce {
+                    self.ce_count += 1;
+                }
+            }
+        }
+        self.ece = ce;
+        match self.feedback {
+            EcnFeedback::AccEcn => changed && ce,
+            _ => changed,
+        }
+    }
+
     fn insert_ooo(&mut self, start: u64, end: u64) {
         let i = self.ooo.partition_point(|r| r.1 < start);
         let mut s = start;
@@ -274,7 +339,9 @@ impl TcpReceiver {
         p.rwnd = self.window();
         self.last_adv = p.rwnd;
         p.size = TCP_IP_HEADER;
-        if self.ece {
+        if self.feedback == EcnFeedback::AccEcn {
+            p.flags |= flags::ace_flags((self.ce_count % 8) as u8);
+        } else if self.ece {
             p.flags |= flags::ECE;
         }
         if self.sack && !self.ooo.is_empty() {

@@ -14,8 +14,9 @@ use crate::packet::{flags, Packet, PacketKind, TCP_IP_HEADER};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
-use super::cc::{AckSample, Cc, Signal, Window};
-use super::config::{CcRules, RtoRule, TcpConfig};
+use super::cc::{AckSample, Cc, EcnSample, Signal, Window};
+use super::config::{CcRules, EcnFeedback, Recovery, RtoRule, TcpConfig};
+use super::ecn::{accecn_ce_delta, FeedbackReader};
 use super::recovery::{AfterTimeout, AnyRecovery, Conn, DupAck, NewAck};
 use super::rtt::RttEstimator;
 use super::segments::Segments;
@@ -63,6 +64,8 @@ pub struct TcpSender {
     /// Echoes keep arriving with the window at one segment: each one
     /// doubles the hold (ns-2's `ecn_backoff_`), until an ACK without ECE.
     ecn_backoff: bool,
+    /// DCTCP's or AccECN's feedback, counted (unused with RFC 3168's).
+    feedback: FeedbackReader,
     pub stats: SenderStats,
     /// Window cuts not yet collected by the simulation.
     pub cuts: Vec<WindowCut>,
@@ -155,6 +158,7 @@ impl TcpSender {
             cwr_pending: false,
             ecn_hold_until: None,
             ecn_backoff: false,
+            feedback: FeedbackReader::default(),
             cuts: Vec::new(),
             held_in_host: 0,
             cwnd_use: CwndUse::default(),
@@ -246,6 +250,16 @@ impl TcpSender {
 
     pub fn in_recovery(&self) -> bool {
         self.rec.in_recovery()
+    }
+
+    /// A scalable control's α (DCTCP), if the control keeps one.
+    pub fn ecn_alpha(&self) -> Option<f64> {
+        self.cc.alpha()
+    }
+
+    /// CE-marked segments fed back so far by DCTCP's or AccECN's feedback.
+    pub fn ce_counted(&self) -> u64 {
+        self.feedback.delivered_ce
     }
 
     /// When the sender next needs [`on_timer`](Self::on_timer).
@@ -344,21 +358,35 @@ impl TcpSender {
         let ack = pkt.ack.min(self.snd_max);
         let rwnd_changed = pkt.rwnd != self.peer_rwnd;
         self.peer_rwnd = pkt.rwnd;
+        let classic = self.cfg.ecn_feedback == EcnFeedback::Classic;
+        let delivered_before = self.snd_una + self.segs.sacked_bytes();
         if pkt.n_sack > 0 {
             self.rec
                 .on_sack_blocks(&mut self.segs, &pkt.sack_blocks(), self.snd_una, em.now);
         }
 
-        // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK.
-        let ece = self.cfg.ecn && pkt.has(flags::ECE);
+        // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK (nor,
+        // with the other feedback, on an ACK reporting new marks or until
+        // the window of data after a cut is acknowledged, Linux's CWR state).
+        let ece = self.cfg.ecn
+            && if classic {
+                pkt.has(flags::ECE)
+            } else {
+                !self.cc.grows_through_cwr() && (self.reports_marks(pkt) || ack <= self.ecn_recover)
+            };
         self.ack_rtt = None;
+        let mut dupack = false;
         if ack > self.snd_una {
             self.on_new_ack(ack, !ece, em);
         } else if ack == self.snd_una
             && self.snd_max > self.snd_una
             && (!rwnd_changed || pkt.n_sack > 0)
         {
+            dupack = true;
             self.on_dupack(em);
+        }
+        if self.cfg.ecn && !classic && ack >= self.snd_una {
+            self.read_feedback(pkt, delivered_before, dupack, em.now);
         }
 
         if ack >= self.tlp_high_seq.unwrap_or(u64::MAX) {
@@ -376,12 +404,63 @@ impl TcpSender {
             self.rack_detect(em);
         }
 
-        if pkt.has(flags::ECE) {
+        if classic && pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
         }
         self.output(em);
         if self.cfg.tlp {
             self.arm_loss_probe(em.now);
+        }
+    }
+
+    /// Whether an ACK reports CE marks not yet counted (DCTCP's ECE, or an
+    /// AccECN ACE field that moved), before its segments are counted.
+    #[inline]
+    fn reports_marks(&self, pkt: &Packet) -> bool {
+        match self.cfg.ecn_feedback {
+            EcnFeedback::Classic | EcnFeedback::Dctcp => pkt.has(flags::ECE),
+            EcnFeedback::AccEcn => accecn_ce_delta(pkt.flags, self.feedback.delivered_ce, 0) > 0,
+        }
+    }
+
+    /// DCTCP's or AccECN's feedback on an ACK (see [`super::ecn`]): count
+    /// the segments it delivered and those marked, tell congestion control,
+    /// and cut the window if any were marked.
+    #[inline(never)]
+    fn read_feedback(&mut self, pkt: &Packet, delivered_before: u64, dupack: bool, now: SimTime) {
+        let progress = (self.snd_una + self.segs.sacked_bytes()).saturating_sub(delivered_before);
+        let sack = self.cfg.recovery == Recovery::Sack;
+        let delivered = self
+            .feedback
+            .delivered(progress, self.cfg.mss, sack, dupack);
+        let delivered_ce = match self.cfg.ecn_feedback {
+            EcnFeedback::Classic => 0,
+            EcnFeedback::Dctcp => {
+                if pkt.has(flags::ECE) {
+                    delivered
+                } else {
+                    0
+                }
+            }
+            EcnFeedback::AccEcn => {
+                accecn_ce_delta(pkt.flags, self.feedback.delivered_ce, delivered)
+            }
+        };
+        self.feedback.delivered_ce += delivered_ce;
+        self.cc.on_ecn(
+            &mut self.win,
+            &EcnSample {
+                now,
+                mss: self.cfg.mss,
+                delivered,
+                delivered_ce,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
+            },
+        );
+        if delivered_ce > 0 || (pkt.has(flags::ECE) && self.cfg.ecn_feedback == EcnFeedback::Dctcp)
+        {
+            self.on_ecn_echo(now);
         }
     }
 
@@ -593,13 +672,17 @@ impl TcpSender {
                 self.cc
                     .ssthresh_after(&self.win, Signal::Ecn, flight, self.cfg.mss);
             self.win.cwnd = match self.cfg.cc_rules {
+                // A scalable control's threshold is its new window (never
+                // above the old: its floor of two segments raises nothing).
+                _ if self.cc.scalable() => self.win.ssthresh.min(self.win.cwnd),
                 CcRules::Rfc => (self.win.cwnd / 2.0).max(mss),
                 // tcp_enter_cwr(): the window falls to ssthresh.
                 CcRules::Linux | CcRules::Linux2009 => self.win.ssthresh,
             };
         }
         self.ecn_recover = self.snd_max;
-        self.cwr_pending = true;
+        // AccECN's data segments carry no CWR (RFC 9768 section 3.2.2).
+        self.cwr_pending = self.cfg.ecn_feedback != EcnFeedback::AccEcn;
         self.stats.ecn_reductions += 1;
         self.log_cut(now, CutKind::Ecn, before);
     }
@@ -649,6 +732,10 @@ impl TcpSender {
         p.size = TCP_IP_HEADER;
         if self.cfg.ecn {
             p.flags |= flags::ECE | flags::CWR;
+            if self.cfg.ecn_feedback == EcnFeedback::AccEcn {
+                // RFC 9768 section 3.1.1: an AccECN SYN sets AE, CWR, ECE.
+                p.flags |= flags::AE;
+            }
         }
         em.send(p);
         self.syn_sent_at = em.now;
@@ -670,8 +757,11 @@ impl TcpSender {
         p.seq = start;
         p.len = len;
         p.size = len + self.cfg.header;
-        if self.cfg.ecn && !retx {
-            p.flags |= flags::ECT;
+        if self.cfg.ecn && (!retx || self.cfg.ecn_feedback != EcnFeedback::Classic) {
+            // RFC 3168 section 6.1.5: no ECT on retransmissions; DCTCP and
+            // AccECN senders mark every segment ECN-capable, as Linux does
+            // for a congestion control that needs ECN.
+            p.flags |= self.cfg.ecn_codepoint.flag();
         }
         if retx {
             p.flags |= flags::RETX;

@@ -6,13 +6,17 @@
 //! [`CongestionControl`] plus one arm in [`Cc`].
 
 mod cubic;
+mod dctcp;
 mod fixed;
 mod hybla;
+mod prague;
 mod reno;
 
 pub use cubic::{Cubic, CubicParams, HyStartKind};
+pub use dctcp::{Dctcp, DctcpParams, MarkedFraction};
 pub use fixed::Fixed;
 pub use hybla::Hybla;
+pub use prague::{Prague, PragueParams};
 pub use reno::Reno;
 
 use crate::time::SimTime;
@@ -60,6 +64,22 @@ impl AckSample {
     }
 }
 
+/// What one ACK fed back about CE marks (with ECN feedback other than
+/// RFC 3168's), for the controls that measure the extent of congestion.
+#[derive(Clone, Copy, Debug)]
+pub struct EcnSample {
+    pub now: SimTime,
+    pub mss: u32,
+    /// Segments newly delivered (cumulatively acknowledged or SACKed).
+    pub delivered: u64,
+    /// Of those, segments that arrived CE-marked.
+    pub delivered_ce: u64,
+    /// The cumulative ACK after this one.
+    pub snd_una: u64,
+    /// One past the highest byte sent.
+    pub snd_max: u64,
+}
+
 /// Why the window is cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Signal {
@@ -95,6 +115,24 @@ pub trait CongestionControl {
     fn initial_window(&self, configured: f64) -> f64 {
         configured
     }
+
+    /// An ACK's CE feedback (DCTCP's or AccECN's, not RFC 3168's), after
+    /// `on_ack` and before the sender decides whether to cut.
+    fn on_ecn(&mut self, _w: &mut Window, _s: &EcnSample) {}
+
+    /// The ECN cut sets cwnd to ssthresh, whatever the rules (a scalable
+    /// control's `Signal::Ecn` threshold is its new window); otherwise the
+    /// sender halves as RFC 3168 says.
+    fn scalable(&self) -> bool {
+        false
+    }
+
+    /// The window may grow on ACKs that report marks and while a cut is
+    /// being acknowledged (TCP Prague); otherwise it waits, as Linux's CWR
+    /// state holds a Reno-style control.
+    fn grows_through_cwr(&self) -> bool {
+        false
+    }
 }
 
 /// Enum dispatch over the congestion controls.
@@ -104,6 +142,8 @@ pub enum Cc {
     Hybla(Hybla),
     Fixed(Fixed),
     Cubic(Box<Cubic>),
+    Dctcp(Box<Dctcp>),
+    Prague(Box<Prague>),
 }
 
 impl Cc {
@@ -115,6 +155,8 @@ impl Cc {
                 window: window as f64,
             }),
             CcKind::Cubic(p) => Cc::Cubic(Box::new(Cubic::new(p, rules))),
+            CcKind::Dctcp(p) => Cc::Dctcp(Box::new(Dctcp::new(p, rules))),
+            CcKind::Prague(p) => Cc::Prague(Box::new(Prague::new(p, rules))),
         }
     }
 
@@ -124,6 +166,8 @@ impl Cc {
             Cc::Hybla(c) => c,
             Cc::Fixed(c) => c,
             Cc::Cubic(c) => c.as_mut(),
+            Cc::Dctcp(c) => c.as_mut(),
+            Cc::Prague(c) => c.as_mut(),
         }
     }
 
@@ -133,6 +177,8 @@ impl Cc {
             Cc::Hybla(c) => c,
             Cc::Fixed(c) => c,
             Cc::Cubic(c) => c.as_ref(),
+            Cc::Dctcp(c) => c.as_ref(),
+            Cc::Prague(c) => c.as_ref(),
         }
     }
 
@@ -154,5 +200,26 @@ impl Cc {
 
     pub fn on_timeout(&mut self) {
         self.inner().on_timeout()
+    }
+
+    pub fn on_ecn(&mut self, w: &mut Window, s: &EcnSample) {
+        self.inner().on_ecn(w, s)
+    }
+
+    pub fn grows_through_cwr(&self) -> bool {
+        self.inner_ref().grows_through_cwr()
+    }
+
+    pub fn scalable(&self) -> bool {
+        self.inner_ref().scalable()
+    }
+
+    /// A scalable control's estimate of the marked fraction, α.
+    pub fn alpha(&self) -> Option<f64> {
+        match self {
+            Cc::Dctcp(c) => Some(c.alpha()),
+            Cc::Prague(c) => Some(c.alpha()),
+            _ => None,
+        }
     }
 }

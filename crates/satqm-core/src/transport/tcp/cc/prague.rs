@@ -1,0 +1,282 @@
+//! TCP Prague (draft-briscoe-iccrg-prague-congestion-control), the window
+//! logic of the L4S team's Linux module (`net/ipv4/tcp_prague.c` of
+//! github.com/L4STeam/linux): DCTCP's scalable response, with
+//!
+//! * α, the smoothed marked fraction (g = 1/16, starting at 1), updated
+//!   once per round trip, and only once a CE mark has shown that an AQM
+//!   marks on the path (`saw_ce`); while the flow is RTT-independent (below)
+//!   no more often than once per target RTT (`prague_target_rtt_elapsed()`);
+//! * a CE mark fed back, at most once per window of data: the window ←
+//!   cwnd (1 − α/2) (`prague_enter_cwr()`), kept as a real number of
+//!   segments (Linux keeps `frac_cwnd` in units of 2^-20);
+//! * additive increase on every ACK, during the reduction too, counting
+//!   only the segments delivered unmarked: `ai · (acked − marked) / cwnd`
+//!   segments (`prague_update_cwnd()`), so that the increase per round
+//!   trip falls as the marking rises, (1 − p)/p per mark;
+//! * RTT independence (`RTT_CONTROL_RATE`, the module's default): once the
+//!   flow has spent `rtt_transition` rounds (500) out of slow start, a flow
+//!   whose smoothed RTT is below the target (25 ms) scales `ai` by
+//!   (RTT / target)², so that flows of any RTT below it grow at the same
+//!   rate in packets per second as one at the target;
+//! * a loss or timeout halves the window, as Reno (`prague_enter_loss()`),
+//!   the classic fallback.
+//!
+//! Not modelled: pacing (the module paces at cwnd/SRTT, twice that in slow
+//! start; satqm's sender has no pacing of its own yet), the TSO burst bound,
+//! the classic-ECN-AQM detection (`prague_ecn_fallback`, off by default),
+//! and the module's skipping of a second reduction within one target RTT
+//! while RTT-independent (this sender cuts at most once per window of data).
+
+use super::dctcp::MarkedFraction;
+use super::reno::{linux_slow_start, reno_ssthresh, segments};
+use super::{AckSample, CongestionControl, EcnSample, Signal, Window};
+use crate::time::SimTime;
+use crate::transport::tcp::config::CcRules;
+
+/// TCP Prague's parameters (`[tcp.cc]` with `kind = "prague"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PragueParams {
+    /// The EWMA gain of α.
+    pub g: f64,
+    /// α before the first update.
+    pub alpha_init: f64,
+    /// RTT independence's target RTT (`prague_rtt_target`); zero turns RTT
+    /// independence off.
+    pub rtt_target: SimTime,
+    /// Rounds out of slow start before the flow becomes RTT-independent
+    /// (`prague_rtt_transition`).
+    pub rtt_transition: u32,
+}
+
+impl Default for PragueParams {
+    fn default() -> Self {
+        PragueParams {
+            g: 1.0 / 16.0,
+            alpha_init: 1.0,
+            rtt_target: SimTime::from_ms(25),
+            rtt_transition: 500,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Prague {
+    p: PragueParams,
+    rules: CcRules,
+    pub marked: MarkedFraction,
+    /// A CE mark has been fed back.
+    saw_ce: bool,
+    /// Rounds ended out of slow start.
+    rounds: u32,
+    last_alpha_update: SimTime,
+    /// Segments the ACK being processed acknowledged, with the window
+    /// limiting the sender (set by `on_ack`, used by `on_ecn`).
+    pending: u64,
+    srtt: Option<SimTime>,
+}
+
+impl Prague {
+    pub fn new(p: PragueParams, rules: CcRules) -> Prague {
+        Prague {
+            p,
+            rules,
+            marked: MarkedFraction::new(p.g, p.alpha_init),
+            saw_ce: false,
+            rounds: 0,
+            last_alpha_update: SimTime::ZERO,
+            pending: 0,
+            srtt: None,
+        }
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.marked.alpha
+    }
+
+    fn rtt_independent(&self, w: &Window) -> bool {
+        self.p.rtt_target > SimTime::ZERO
+            && w.cwnd >= w.ssthresh
+            && self.rounds >= self.p.rtt_transition
+    }
+
+    /// The additive increase per round trip, segments
+    /// (`prague_rate_scaled_ai_ack_increase()`).
+    fn ai(&self) -> f64 {
+        match self.srtt {
+            Some(rtt)
+                if self.p.rtt_target > SimTime::ZERO
+                    && self.rounds >= self.p.rtt_transition
+                    && rtt < self.p.rtt_target =>
+            {
+                (rtt.secs_f64() / self.p.rtt_target.secs_f64()).powi(2)
+            }
+            _ => 1.0,
+        }
+    }
+}
+
+impl CongestionControl for Prague {
+    fn on_ack(&mut self, _w: &mut Window, s: &AckSample) {
+        self.pending = segments(s.acked, s.mss);
+        self.srtt = s.srtt;
+    }
+
+    fn on_ecn(&mut self, w: &mut Window, s: &EcnSample) {
+        if s.delivered_ce > 0 {
+            self.saw_ce = true;
+        }
+        // Growth: the unmarked segments of a window-limited ACK.
+        let mut acked = std::mem::take(&mut self.pending).saturating_sub(s.delivered_ce);
+        if acked > 0 {
+            let m = s.mss as f64;
+            if w.cwnd < w.ssthresh {
+                let mut cwnd = (w.cwnd / m).round() as u64;
+                acked = linux_slow_start(&mut cwnd, acked, w.ssthresh / m);
+                w.cwnd = cwnd as f64 * m;
+            }
+            if acked > 0 {
+                w.cwnd += self.ai() * acked as f64 * m * m / w.cwnd;
+            }
+        }
+        // α, once per round (and per target RTT while RTT-independent).
+        self.marked.count(s);
+        if self.marked.window_ended(s) {
+            let waits = self.rtt_independent(w)
+                && s.now.saturating_sub(self.last_alpha_update) < self.p.rtt_target;
+            if !self.saw_ce {
+                self.marked.restart(s);
+            } else if !waits {
+                self.marked.fold(s);
+                self.last_alpha_update = s.now;
+            }
+            if w.cwnd >= w.ssthresh {
+                self.rounds = self.rounds.saturating_add(1);
+            }
+        }
+    }
+
+    fn ssthresh_after(&mut self, w: &Window, signal: Signal, flight: u64, mss: u32) -> f64 {
+        match signal {
+            Signal::Ecn => (w.cwnd * (1.0 - self.marked.alpha / 2.0)).max(2.0 * mss as f64),
+            Signal::Loss | Signal::Timeout => reno_ssthresh(self.rules, w, flight, mss),
+        }
+    }
+
+    fn scalable(&self) -> bool {
+        true
+    }
+
+    fn grows_through_cwr(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: f64 = 1000.0;
+
+    fn ack_sample(segs: u64, srtt_ms: u64) -> AckSample {
+        AckSample::of(segs * 1000, 1000, Some(SimTime::from_ms(srtt_ms)))
+    }
+
+    fn ecn(now_ms: u64, delivered: u64, ce: u64, snd_una: u64, snd_max: u64) -> EcnSample {
+        EcnSample {
+            now: SimTime::from_ms(now_ms),
+            mss: 1000,
+            delivered,
+            delivered_ce: ce,
+            snd_una,
+            snd_max,
+        }
+    }
+
+    fn ca(w: &Window) -> Window {
+        Window {
+            cwnd: w.cwnd,
+            ssthresh: w.ssthresh,
+        }
+    }
+
+    /// Additive increase counts only unmarked segments: an ACK of 2 with 1
+    /// marked adds 1/cwnd; with both marked, nothing.
+    #[test]
+    fn increase_counts_unmarked_segments() {
+        let mut p = Prague::new(PragueParams::default(), CcRules::Linux);
+        let mut w = Window {
+            cwnd: 10.0 * M,
+            ssthresh: 5.0 * M,
+        };
+        p.on_ack(&mut ca(&w), &ack_sample(2, 50));
+        p.on_ecn(&mut w, &ecn(0, 2, 0, 2000, 20_000));
+        assert!((w.cwnd - 10.2 * M).abs() < 1e-9);
+        let before = w.cwnd;
+        p.on_ack(&mut ca(&w), &ack_sample(2, 50));
+        p.on_ecn(&mut w, &ecn(1, 2, 1, 4000, 20_000));
+        assert!((w.cwnd - (before + M * M / before)).abs() < 1e-9);
+        let before = w.cwnd;
+        p.on_ack(&mut ca(&w), &ack_sample(2, 50));
+        p.on_ecn(&mut w, &ecn(2, 2, 2, 6000, 20_000));
+        assert_eq!(w.cwnd, before);
+        // No growth without on_ack (the window did not limit the sender).
+        p.on_ecn(&mut w, &ecn(3, 2, 0, 8000, 20_000));
+        assert_eq!(w.cwnd, before);
+    }
+
+    /// α stays at its initial value until a mark shows an AQM on the path,
+    /// then moves once per round; the cut is cwnd (1 − α/2), loss halves.
+    #[test]
+    fn alpha_waits_for_the_first_mark_and_the_cut_follows_it() {
+        let mut p = Prague::new(PragueParams::default(), CcRules::Linux);
+        let mut w = Window {
+            cwnd: 40.0 * M,
+            ssthresh: 20.0 * M,
+        };
+        // Rounds without marks: α stays 1.
+        for k in 1..=3u64 {
+            p.on_ecn(&mut w, &ecn(k, 20, 0, 20_000 * k, 20_000 * (k + 1)));
+        }
+        assert_eq!(p.alpha(), 1.0);
+        // A round with 4 of 20 marked: α = 15/16 + 0.2/16.
+        p.on_ecn(&mut w, &ecn(4, 16, 0, 70_000, 100_000));
+        p.on_ecn(&mut w, &ecn(5, 4, 4, 80_000, 100_000));
+        assert!((p.alpha() - (15.0 / 16.0 + 0.2 / 16.0)).abs() < 1e-12);
+        p.marked.alpha = 0.5;
+        assert_eq!(p.ssthresh_after(&w, Signal::Ecn, 40_000, 1000), 30.0 * M);
+        assert_eq!(p.ssthresh_after(&w, Signal::Loss, 40_000, 1000), 20.0 * M);
+    }
+
+    /// After `rtt_transition` rounds out of slow start, a flow below the
+    /// 25 ms target grows (RTT/target)² segments per round trip.
+    #[test]
+    fn rtt_independence_scales_the_increase_below_the_target() {
+        let params = PragueParams {
+            rtt_transition: 3,
+            ..PragueParams::default()
+        };
+        let mut p = Prague::new(params, CcRules::Linux);
+        let mut w = Window {
+            cwnd: 10.0 * M,
+            ssthresh: 5.0 * M,
+        };
+        let grow = |p: &mut Prague, w: &mut Window, una: u64| {
+            let before = w.cwnd;
+            p.on_ack(&mut ca(w), &ack_sample(1, 5));
+            p.on_ecn(w, &ecn(una, 1, 0, una, una + 100));
+            (w.cwnd - before) * before / (M * M)
+        };
+        // Each ACK here ends a round (snd_una passes the last snd_max).
+        assert!((grow(&mut p, &mut w, 1_000) - 1.0).abs() < 0.01);
+        grow(&mut p, &mut w, 2_000);
+        grow(&mut p, &mut w, 3_000);
+        // Three rounds done: 5 ms against 25 ms scales by 1/25.
+        let g = grow(&mut p, &mut w, 4_000);
+        assert!((g - 0.04).abs() < 0.001, "{g}");
+        // Above the target, unscaled.
+        let before = w.cwnd;
+        p.on_ack(&mut ca(&w), &ack_sample(1, 30));
+        p.on_ecn(&mut w, &ecn(5_000, 1, 0, 5_000, 5_100));
+        assert!(((w.cwnd - before) - M * M / before).abs() < 1e-9);
+    }
+}
