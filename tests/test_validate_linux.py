@@ -65,8 +65,9 @@ def test_seeds_move_the_simulated_starts_by_at_most_20_ms():
         assert max(abs(x - y) for x, y in zip(other, starts[0])) <= 0.020 + 1e-9
 
 
-def _row(satqm_vals: list[float], linux: float, name: str = "terr-droptail-n1-reno") -> dict:
-    d = L.make(name, link="terr", flows=1)
+def _row(satqm_vals: list[float], linux: float, aqm: str = "droptail") -> dict:
+    name = f"terr-{aqm}-n1-reno"
+    d = L.make(name, link="terr", flows=1, aqm=aqm)
     row = {"group": name, "desc": d, "runs": len(satqm_vals)}
     for k in L.BOUNDS:
         row[f"{k}.satqm"] = sum(satqm_vals) / len(satqm_vals)
@@ -81,7 +82,7 @@ def test_the_check_of_a_row():
     assert L.check_row(_row([1.0, 1.01, 0.99], 1.0)) == "ok"
     assert L.check_row(_row([1.2, 0.9, 1.3], 1.0)) == "spread"
     assert L.check_row(_row([1.2, 1.25, 1.3], 1.0)) == "FAIL"
-    assert L.check_row(_row([1.2], 1.0, "terr-codel-n1-reno")) == "-"
+    assert L.check_row(_row([1.2], 1.0, "codel")) == "-"
     assert L.failures([_row([1.2, 1.25, 1.3], 1.0)])
 
 
