@@ -51,6 +51,23 @@ def test_the_quick_set_fits_in_five_minutes_and_bbr_is_listed_with_its_reason():
     assert all(d["linux_runs"] > 1 for d in QUICK + FULL if d["bottleneck"]["loss"])
 
 
+def test_the_docs_give_the_runs_the_code_makes():
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text("utf-8")
+    real = sum(d["duration_s"] * d["linux_runs"] for d in QUICK)
+    line = re.search(r"^sudo satqm validate linux --quick +# .*$", doc, re.M)
+    assert line is not None
+    assert f"{len(QUICK)} scenarios, {real:g} s of real time" in line.group(0)
+    run = [d for d in FULL if not d["skip"]]
+    line = re.search(r"^sudo satqm validate linux +# .*$", doc, re.M)
+    assert line is not None
+    skipped = len(FULL) - len(run)
+    assert f"{len(run)} scenarios (and {skipped} BBR ones" in line.group(0)
+    minutes = sum(d["duration_s"] * d["linux_runs"] for d in run) / 60
+    assert f"{minutes:g}\nminutes of real time" in doc or f"{minutes:g} minutes" in doc
+
+
 def test_seeds_move_the_simulated_starts_by_at_most_20_ms():
     d = QUICK[1]
     starts = [

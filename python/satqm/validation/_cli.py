@@ -43,9 +43,9 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument(
         "--quick",
         action="store_true",
-        help=f"the quick subset: ns3, {QUICK_DURATION_S:g} s runs instead of the full set's "
-        f"{FULL_DURATION_S:g} s (a few minutes on 2 cores); linux, four scenarios of "
-        "30-40 s real time (under 5 minutes)",
+        help=f"the quick subset, {QUICK_DURATION_S:g} s runs instead of the full set's "
+        f"{FULL_DURATION_S:g} s for ns3 (a few minutes on 2 cores); for linux, four "
+        "scenarios of 30-50 s of real time (under 5 minutes)",
     )
     p.add_argument(
         "--out",

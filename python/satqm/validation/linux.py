@@ -200,7 +200,7 @@ def _name(link: str, aqm: str, n: int, cc: str, loss: float = 0.0, ecn: bool = F
 
 #: The quick set: (link, aqm, flows, cc, loss, ecn, duration, warmup).
 _QUICK: list[tuple[str, str, int, str, float, bool, float, float]] = [
-    ("geo", "droptail", 1, "cubic", 0.0, False, 40.0, 10.0),
+    ("geo", "droptail", 1, "cubic", 0.0, False, 50.0, 20.0),
     ("terr", "red", 10, "reno", 0.0, False, 30.0, 10.0),
     ("terr", "droptail", 5, "reno", 1e-2, False, 30.0, 10.0),
     ("terr", "codel", 5, "cubic", 0.0, True, 30.0, 10.0),
