@@ -66,11 +66,11 @@ BOUNDS = {
 
 #: Scenarios with a known cause for a difference beyond the bounds (or over
 #: 10 % on any figure): name -> one line. Rendered in the report; the
-#: sections are those of docs/validation.md ("satqm against Linux").
+#: sections are those of docs/validation.md ("satqm against real Linux TCP").
 EXPLAINED: dict[str, str] = {
-    "geo-droptail-n1-cubic": "HyStart leaves slow start at about 150 segments in satqm and "
-    "530 in the kernel; satqm's window then climbs the cubic and overflows the buffer "
-    "later and further: more drops and retransmissions, a lower mean queue (section L2)",
+    "geo-droptail-n1-cubic": "HyStart leaves slow start at 144 segments in satqm and at "
+    "530-850 in the kernel; satqm's window then climbs the cubic and overflows the buffer "
+    "later and further: twice the kernel's drops and retransmissions (section L2)",
     "terr-red-n10-reno": "ten slow starts overshoot together; satqm's SACK recovery refills "
     "the window to ssthresh after each loss where Linux's PRR sends what was delivered, so "
     "satqm loses more in the first two seconds; the window's drops agree (section L3). "
