@@ -24,7 +24,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("desc", QUICK + [d for d in FULL if not d["skip"]], ids=lambda d: d["name"])
+RUN = QUICK + [d for d in FULL if not d["skip"]]
+
+
+@pytest.mark.parametrize("desc", RUN, ids=lambda d: d["name"])
 def test_both_sides_of_a_scenario_are_one_network(desc):
     sim = satqm.Scenario.from_toml(L.scenario_toml(desc, emulate=False))
     emu = satqm.Scenario.from_toml(L.scenario_toml(desc, emulate=True))
