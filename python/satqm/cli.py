@@ -11,7 +11,7 @@
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
     satqm sweep table DIR --metric M [--metric M]... [--by AXIS]... [--csv]
-    satqm validate ns3 [--quick] [--out DIR] [--scenarios NAME,...]
+    satqm validate ns3|linux [--quick] [--out DIR] [--scenarios NAME,...] [--list] [--strict]
     satqm shell SCENARIO [--host NAME] [--duration S] [--out DIR] [-- COMMAND...]
     satqm emulate SCENARIO --out DIR --run HOST:COMMAND [--run HOST:COMMAND]... [--duration S]
     satqm --version

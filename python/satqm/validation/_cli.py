@@ -1,4 +1,4 @@
-"""``satqm validate ns3``: the paired satqm / ns-3 runs and their report.
+"""``satqm validate ns3|linux``: the paired runs and their report.
 
 Kept apart from :mod:`satqm.cli`, which only registers the subcommand, so that
 ``satqm --help`` does not import any of this.
@@ -32,29 +32,38 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "validate",
         parents=[common],
-        help="run scenarios in satqm and in another simulator (ns-3) and compare",
-        description="Run each validation scenario in satqm and in ns-3 with matched "
+        help="run scenarios in satqm and in a reference (ns-3, or real Linux TCP) and compare",
+        description="Run each validation scenario in satqm and in the reference with matched "
         "parameters, and write DIR/table.md, table.csv, flows.csv and overlay plots. "
-        "ns-3 is optional: pip install 'satqm[ns3]'. See docs/validation.md.",
+        "ns3: ns-3 (optional: pip install 'satqm[ns3]'); linux: real Linux TCP between "
+        "network namespaces across the same emulated network (needs root and /dev/net/tun; "
+        "runs in real time). See docs/validation.md.",
     )
-    p.add_argument("reference", choices=["ns3"], help="the reference simulator")
+    p.add_argument("reference", choices=["ns3", "linux"], help="the reference")
     p.add_argument(
         "--quick",
         action="store_true",
         help=f"the quick subset, {QUICK_DURATION_S:g} s runs instead of the full set's "
-        f"{FULL_DURATION_S:g} s (a few minutes on 2 cores)",
+        f"{FULL_DURATION_S:g} s for ns3 (a few minutes on 2 cores); for linux, four "
+        "scenarios of 30-50 s of real time (under 5 minutes)",
     )
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="report folder (default: validate-ns3 or validate-ns3-quick)",
+        help="report folder (default: validate-REFERENCE or validate-REFERENCE-quick)",
     )
     p.add_argument(
         "--scenarios",
         metavar="NAME,...",
         help="only these scenarios (names or groups; a trailing * matches a prefix)",
     )
-    p.add_argument("--workers", type=int, default=2, metavar="N", help="runs at a time (default 2)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        metavar="N",
+        help="runs at a time (default 2; ns3 only: linux runs one emulation at a time)",
+    )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument(
         "--strict",
@@ -67,6 +76,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``satqm validate``; raises ValidateCliError on failure."""
+    if args.reference == "linux":
+        return run_linux(args)
     from satqm.validation import compare
     from satqm.validation import scenarios as S
 
@@ -159,5 +170,81 @@ def run(args: argparse.Namespace) -> int:
         print("none of these scenarios is checked against the bounds")
     print(f"report: {path}")
     if args.strict and bad:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    name = f"validate-{args.reference}" + ("-quick" if args.quick else "")
+    out = Path(args.out or name)
+    if out.exists() and not out.is_dir():
+        raise ValidateCliError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValidateCliError(f"--out {out}: cannot create: {e.strerror or e}") from None
+    return out
+
+
+def run_linux(args: argparse.Namespace) -> int:
+    """``satqm validate linux``: satqm's linux profile against the kernel's TCP."""
+    from satqm.validation import linux as L
+
+    names = [x.strip() for x in (args.scenarios or "").split(",") if x.strip()]
+    try:
+        descs = L.select(L.scenarios(args.quick), names)
+    except ValueError as e:
+        raise ValidateCliError(f"--scenarios: {e}") from None
+    if args.list:
+        for d in descs:
+            print(f"{d['name']:30} {L.describe(d)}")
+        return EXIT_OK
+    from satqm.emulation import EmulationUnavailable, missing_requirement
+
+    why = missing_requirement()
+    if why:
+        raise ValidateCliError(f"validate linux: {why}")
+    out = _out_dir(args)
+    say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
+    real = [d for d in descs if not d["skip"]]
+    say(
+        f"{len(real)} scenarios, {sum(d['duration_s'] for d in real):.0f} s of real time "
+        "(one emulation at a time)"
+    )
+    for d in descs:
+        if d["skip"]:
+            say(f"skipping {d['name']}: {d['skip']}")
+
+    def progress(done: int, total: int, what: str) -> None:
+        say(f"[{done}/{total}] {what}")
+
+    t0 = time.perf_counter()
+    try:
+        results = L.run_all(descs, out / "runs", progress=progress)
+    except KeyboardInterrupt:
+        raise ValidateCliError("interrupted; no report written", 130) from None
+    except EmulationUnavailable as e:
+        raise ValidateCliError(f"validate linux: {e}") from None
+    except RuntimeError as e:
+        raise ValidateCliError(str(e), EXIT_FAILED) from None
+    command = "satqm validate linux" + (" --quick" if args.quick else "")
+    if names:
+        command += " --scenarios " + shlex.quote(",".join(names))
+    command += f" --out {shlex.quote(str(out))}"
+    path, rows = L.write_report(results, out, command=command, elapsed_s=time.perf_counter() - t0)
+    print(L.summary_table(rows))
+    print()
+    fails = L.failures(rows)
+    if fails:
+        print("outside the bounds:")
+        for line in fails:
+            why = L.EXPLAINED.get(line.split(":", 1)[0])
+            print(f"  {line}" + (f"  [explained: {why}]" if why else ""))
+    elif any(r["check"] not in ("-", "skipped") for r in rows):
+        print("every checked scenario is within the bounds")
+    else:
+        print("none of these scenarios is checked against the bounds")
+    print(f"report: {path}")
+    if args.strict and any(r["check"] == "FAIL" for r in rows):
         return EXIT_FAILED
     return EXIT_OK

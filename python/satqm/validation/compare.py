@@ -115,6 +115,30 @@ def _flow_figures(goodputs_bps: list[float]) -> dict[str, Any]:
     }
 
 
+def bottleneck_figures(res: Any, warm: float, link: str = "bottleneck") -> dict[str, Any]:
+    """The bottleneck's figures over the window after ``warm`` from a satqm
+    result (simulated or emulated: both sample the same queue): utilization,
+    queue mean and standard deviation (packets), queue/AQM drops, erasures,
+    ECN marks, arrivals and the drop rate."""
+    ts = res.timeseries
+    win = ts[(ts["link"] == link) & (ts["time_s"] > warm + 1e-6)]
+    qm, qs = _mean_std([float(x) for x in win["queue_packets"]])
+    dr = res.drops
+    dr = dr[(dr["link"] == link) & (dr["time_s"] > warm)]
+    queue_drops = int(dr["reason"].isin(["overflow", "early_drop", "forced_drop"]).sum())
+    arrivals = int(win["arrivals"].sum())
+    return {
+        "utilization": float(win["utilization"].mean()),
+        "queue_mean_pkts": qm,
+        "queue_std_pkts": qs,
+        "drops": queue_drops,
+        "erasures": int((dr["reason"] == "erasure").sum()),
+        "marks": int(dr["reason"].isin(["early_mark", "forced_mark"]).sum()),
+        "arrivals": arrivals,
+        "drop_rate": queue_drops / arrivals if arrivals else float("nan"),
+    }
+
+
 def run_satqm(desc: dict[str, Any]) -> dict[str, Any]:
     """Run the satqm side of a scenario; figures, series and wall times."""
     import satqm
@@ -125,24 +149,10 @@ def run_satqm(desc: dict[str, Any]) -> dict[str, Any]:
     warm = desc["warmup_s"]
     ts = res.timeseries
     b = ts[ts["link"] == "bottleneck"]
-    win = b[b["time_s"] > warm + 1e-6]
-    q = [float(x) for x in win["queue_packets"]]
-    qm, qs = _mean_std(q)
-    dr = res.drops
-    dr = dr[(dr["link"] == "bottleneck") & (dr["time_s"] > warm)]
-    queue_drops = int(dr["reason"].isin(["overflow", "early_drop", "forced_drop"]).sum())
-    erasures = int((dr["reason"] == "erasure").sum())
-    arrivals = int(win["arrivals"].sum())
     fl = res.flows.sort_values("flow")
     out = _flow_figures([float(x) for x in fl["goodput_bps"]])
+    out.update(bottleneck_figures(res, warm))
     out.update(
-        utilization=float(win["utilization"].mean()),
-        queue_mean_pkts=qm,
-        queue_std_pkts=qs,
-        drops=queue_drops,
-        erasures=erasures,
-        arrivals=arrivals,
-        drop_rate=queue_drops / arrivals if arrivals else float("nan"),
         retransmissions=int(fl["retransmits"].sum()),
         timeouts=int(fl["timeouts"].sum()),
         wall_run_s=float(res.wall_time_s or 0.0),

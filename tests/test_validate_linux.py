@@ -1,0 +1,169 @@
+"""``satqm validate linux``: the scenarios, the checks and, where root and
+/dev/net/tun are present, the quick set end to end against the machine's
+kernel (real time: about three minutes)."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import satqm
+from satqm.emulation import missing_requirement
+from satqm.validation import linux as L
+
+QUICK = L.scenarios(True)
+FULL = L.scenarios(False)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "satqm", *args], capture_output=True, text=True, timeout=900
+    )
+
+
+RUN = QUICK + [d for d in FULL if not d["skip"]]
+
+
+@pytest.mark.parametrize("desc", RUN, ids=lambda d: d["name"])
+def test_both_sides_of_a_scenario_are_one_network(desc):
+    sim = satqm.Scenario.from_toml(L.scenario_toml(desc, emulate=False))
+    emu = satqm.Scenario.from_toml(L.scenario_toml(desc, emulate=True))
+    assert sim.name == emu.name == desc["name"]
+    a = L.scenario_toml(desc, emulate=False).split("[tcp]")[0].split("\n")
+    b = L.scenario_toml(desc, emulate=True).split("[emulation]")[0].split("\n")
+    # The same topology and AQM lines; the simulated side traces flow 0's window.
+    same = [x for x in a if not x.startswith(("#", "trace_cwnd"))]
+    assert same == [x for x in b if not x.startswith("#")]
+    assert f'cc = "{desc["cc"]}"' in L.scenario_toml(desc, emulate=False)
+    assert 'profile = "linux"' in L.scenario_toml(desc, emulate=False)
+
+
+def test_the_quick_set_fits_in_five_minutes_and_bbr_is_listed_with_its_reason():
+    assert sum(d["duration_s"] * d["linux_runs"] for d in QUICK) <= 200
+    assert any(L.checked(d) for d in QUICK)
+    names = [d["name"] for d in FULL]
+    assert len(names) == len(set(names))
+    bbr = [d for d in FULL if d["cc"] == "bbr"]
+    assert bbr and all(d["skip"] == L.SKIPPED_CC["bbr"] for d in bbr)
+    assert max(d["flows"] for d in FULL) == 50
+    assert {d["link"] for d in FULL} == {"geo", "terr"}
+    # Erasures are replicated on the kernel's side too.
+    assert all(d["linux_runs"] > 1 for d in QUICK + FULL if d["bottleneck"]["loss"])
+
+
+def test_the_docs_give_the_runs_the_code_makes():
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text("utf-8")
+    real = sum(d["duration_s"] * d["linux_runs"] for d in QUICK)
+    line = re.search(r"^sudo satqm validate linux --quick +# .*$", doc, re.M)
+    assert line is not None
+    assert f"{len(QUICK)} scenarios, {real:g} s of real time" in line.group(0)
+    run = [d for d in FULL if not d["skip"]]
+    line = re.search(r"^sudo satqm validate linux +# .*$", doc, re.M)
+    assert line is not None
+    skipped = len(FULL) - len(run)
+    assert f"{len(run)} scenarios (and {skipped} BBR ones" in line.group(0)
+    minutes = sum(d["duration_s"] * d["linux_runs"] for d in run) / 60
+    assert f"{minutes:g}\nminutes of real time" in doc or f"{minutes:g} minutes" in doc
+
+
+def test_seeds_move_the_simulated_starts_by_at_most_20_ms():
+    d = QUICK[1]
+    starts = [
+        [
+            float(line.split('"')[1].split()[0])
+            for line in L.scenario_toml(d, emulate=False, seed=s).splitlines()
+            if line.startswith("start = ")
+        ]
+        for s in (1, 2, 3)
+    ]
+    assert starts[0] == d["starts_s"]
+    for other in starts[1:]:
+        assert other != starts[0]
+        assert max(abs(x - y) for x, y in zip(other, starts[0])) <= 0.020 + 1e-9
+
+
+def _row(satqm_vals: list[float], linux: float, aqm: str = "droptail") -> dict:
+    name = f"terr-{aqm}-n1-reno"
+    d = L.make(name, link="terr", flows=1, aqm=aqm)
+    row = {"group": name, "desc": d, "runs": len(satqm_vals)}
+    for k in L.BOUNDS:
+        row[f"{k}.satqm"] = sum(satqm_vals) / len(satqm_vals)
+        row[f"{k}.satqm.min"] = min(satqm_vals)
+        row[f"{k}.satqm.max"] = max(satqm_vals)
+        row[f"{k}.linux"] = row[f"{k}.linux.min"] = row[f"{k}.linux.max"] = linux
+        row[f"{k}.rel"] = satqm.validation.compare.rel_diff(row[f"{k}.satqm"], linux)
+    return row
+
+
+def test_the_check_of_a_row():
+    assert L.check_row(_row([1.0, 1.01, 0.99], 1.0)) == "ok"
+    assert L.check_row(_row([1.2, 0.9, 1.3], 1.0)) == "spread"
+    assert L.check_row(_row([1.2, 1.25, 1.3], 1.0)) == "FAIL"
+    assert L.check_row(_row([1.2], 1.0, "codel")) == "-"
+    assert L.failures([_row([1.2, 1.25, 1.3], 1.0)])
+    # Several real runs: the two ranges overlap.
+    row = _row([1.2, 1.25, 1.3], 1.0)
+    for k in L.BOUNDS:
+        row[f"{k}.linux.max"] = 1.21
+    assert L.check_row(row) == "spread"
+
+
+def test_cli_list_and_bad_input(tmp_path):
+    r = _cli("validate", "linux", "--quick", "--list")
+    assert r.returncode == 0, r.stderr
+    assert "geo-droptail-n1-cubic" in r.stdout
+    r = _cli("validate", "linux", "--list", "--scenarios", "geo-red-n10-bbr")
+    assert "skipped: satqm has no BBR yet" in r.stdout
+    r = _cli("validate", "linux", "--scenarios", "nope", "--list")
+    assert r.returncode == 2
+    assert "--scenarios" in r.stderr and "Traceback" not in r.stderr
+    (tmp_path / "f").write_text("")
+    if missing_requirement() is None:
+        r = _cli("validate", "linux", "--quick", "--out", str(tmp_path / "f"))
+        assert r.returncode == 2
+        assert "--out" in r.stderr and "Traceback" not in r.stderr
+
+
+# ----- against the kernel -------------------------------------------------------
+
+MISSING = missing_requirement()
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    if MISSING:
+        pytest.skip(MISSING)
+    out = tmp_path_factory.mktemp("validate-linux")
+    r = _cli("validate", "linux", "--quick", "--quiet", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    with open(out / "table.csv") as f:
+        checks = {row["scenario"]: row["check"] for row in csv.DictReader(f)}
+    return out, checks
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+def test_quick_report_is_written(quick_report):
+    out, checks = quick_report
+    text = (out / "table.md").read_text()
+    assert set(checks) == {d["name"] for d in QUICK}
+    for d in QUICK:
+        assert (out / "plots" / f"{d['name']}.png").stat().st_size > 10_000
+        assert f"## {d['name']}" in text
+    assert "net.ipv4.tcp_ecn" in text and "net.ipv4.tcp_wmem" in text
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+@pytest.mark.parametrize("name", [d["name"] for d in QUICK if L.checked(d)])
+def test_quick_set_within_bounds(quick_report, name):
+    _out, checks = quick_report
+    verdict = checks[name]
+    if verdict == "explained":
+        pytest.skip(f"{name}: explained: {L.EXPLAINED[name]}")
+    assert verdict in ("ok", "spread"), f"{name}: {verdict}; see the report's table.md"
