@@ -492,6 +492,38 @@ def test_old_folders_without_queue_delay_load(droptail, tmp_path):
     back.plot_delay()
 
 
+def test_old_folders_without_cc_columns_load(droptail, tmp_path):
+    # Folders written before the window trace showed the pacing rate and
+    # the congestion control's state.
+    import pyarrow.parquet as pq
+
+    out = droptail.save(tmp_path / "old", plot=False)
+    cw = pq.read_table(out / "cwnd.parquet")
+    new = ["pacing_rate_bps", "cc_state", "pacing_gain", "cwnd_gain"]
+    new += ["bw_estimate_bps", "min_rtt_s"]
+    pq.write_table(cw.drop_columns(new), out / "cwnd.parquet")
+    back = satqm.Results.load(out)
+    assert list(back.cwnd.columns) == list(droptail.cwnd.columns)
+    assert (back.cwnd["cc_state"] == "none").all()
+    assert back.cwnd["pacing_rate_bps"].isna().all()
+    assert list(back.cwnd["cc_state"].cat.categories) == satqm.results.CC_STATES
+
+
+def test_bbr_state_in_the_window_trace(tmp_path):
+    # BBR's state, gains and pacing rate are traced, and survive a save.
+    text = TINY.replace('recovery = "newreno"', 'recovery = "sack"\ncc = "bbr"')
+    assert 'cc = "bbr"' in text
+    res = satqm.run(satqm.Scenario.from_toml(text))
+    cw = res.cwnd
+    assert list(cw["cc_state"].cat.categories) == satqm.results.CC_STATES
+    assert "startup" in set(cw["cc_state"].astype(str))
+    paced = cw["pacing_rate_bps"].dropna()
+    assert len(paced) and (paced > 0).all()
+    assert (cw.loc[cw["cc_state"] == "startup", "pacing_gain"] == 739 / 256).all()
+    back = satqm.Results.load(res.save(tmp_path / "bbr", plot=False))
+    assert back.cwnd.equals(cw)
+
+
 def test_bom_is_tolerated(tmp_path):
     p = tmp_path / "bom.toml"
     p.write_bytes(b"\xef\xbb\xbf" + TINY.encode())

@@ -207,6 +207,7 @@ pub struct RawTcp {
     pub send_buffer: Option<Quantity>,
     pub ecn: Option<bool>,
     pub rate_cap: Option<Quantity>,
+    pub pacing: Option<bool>,
     pub min_rto: Option<Quantity>,
     pub max_rto: Option<Quantity>,
     pub initial_rto: Option<Quantity>,

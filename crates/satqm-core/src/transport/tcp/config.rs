@@ -36,6 +36,8 @@ pub enum CcKind {
     Fixed { window: u64 },
     /// CUBIC (RFC 9438, Linux's `tcp_cubic`).
     Cubic(super::cc::CubicParams),
+    /// BBR v1 (Linux's `tcp_bbr`): owns the window, paces.
+    Bbr(super::cc::BbrParams),
 }
 
 /// How congestion control counts what an ACK acknowledged and where it
@@ -78,6 +80,10 @@ pub struct TcpConfig {
     pub send_buffer: Option<u64>,
     pub ecn: bool,
     pub rate_cap: Option<Rate>,
+    /// Pace segments (Linux's internal pacing, or fq's): at the pacing
+    /// rate the congestion control sets, or for a classic one Linux's
+    /// default (`tcp_update_pacing_rate()`). BBR always paces.
+    pub pacing: bool,
     pub min_rto: SimTime,
     pub max_rto: SimTime,
     pub initial_rto: SimTime,
@@ -122,6 +128,7 @@ impl Default for TcpConfig {
             send_buffer: None,
             ecn: false,
             rate_cap: None,
+            pacing: false,
             min_rto: SimTime::from_secs(1),
             max_rto: SimTime::from_secs(60),
             initial_rto: SimTime::from_secs(1),

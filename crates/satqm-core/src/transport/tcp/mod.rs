@@ -16,6 +16,7 @@
 
 pub mod cc;
 pub mod config;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
