@@ -66,8 +66,18 @@ _TABLES = ("timeseries", "delay_hist", "drops", "flows", "cwnd", "congestion")
 #: Why a sender cut its window, by code (the core's `CutKind`).
 CUT_KINDS = ["fast_retransmit", "timeout", "ecn"]
 #: The ``cc_state`` of the window traces: ``none`` for a congestion control
-#: without states, BBR's four otherwise.
-CC_STATES = ["none", "startup", "drain", "probe_bw", "probe_rtt"]
+#: without states; BBR's four; BBRv3's ProbeBW phases.
+CC_STATES = [
+    "none",
+    "startup",
+    "drain",
+    "probe_bw",
+    "probe_rtt",
+    "probe_bw_down",
+    "probe_bw_cruise",
+    "probe_bw_refill",
+    "probe_bw_up",
+]
 
 #: What a row of the ``seq`` table records, by code (the core's `SeqEvent`).
 SEQ_EVENTS = ["sent", "retransmitted", "acked", "sacked", "dropped"]
@@ -338,7 +348,8 @@ class Results:
         ``delivered_bytes``, the pacing rate (``pacing_rate_bps``, NaN
         unpaced) and the congestion control's state: ``cc_state``
         (``none``, or BBR's ``startup``, ``drain``, ``probe_bw``,
-        ``probe_rtt``), BBR's ``pacing_gain``, ``cwnd_gain``,
+        ``probe_rtt``, BBRv3's ``probe_bw_down``, ``probe_bw_cruise``,
+        ``probe_bw_refill``, ``probe_bw_up``), BBR's ``pacing_gain``, ``cwnd_gain``,
         ``bw_estimate_bps`` and ``min_rtt_s`` (NaN for other controls).
     congestion : pandas.DataFrame
         One row per congestion-window cut of any TCP sender: ``time_s``,

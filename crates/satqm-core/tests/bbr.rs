@@ -16,6 +16,10 @@ const BDP_PACKETS: f64 = 10e6 * 0.2 / 8.0 / 1500.0;
 const PAYLOAD_BPS: f64 = 10e6 * 1460.0 / 1500.0;
 
 fn path(pairs: u32, cc: &str, seed: u64) -> Simulation {
+    path_with_buffer(pairs, cc, seed, 2000)
+}
+
+fn path_with_buffer(pairs: u32, cc: &str, seed: u64, buffer: u32) -> Simulation {
     let traced: Vec<u32> = (0..pairs).collect();
     run(&format!(
         r#"
@@ -35,7 +39,7 @@ buffer = 1000
 [topology.bottleneck]
 rate = "10 Mbps"
 delay = "98 ms"
-buffer = 2000
+buffer = {buffer}
 [tcp]
 profile = "linux"
 receive_buffer = "16 MB"
@@ -49,11 +53,16 @@ kind = "bulk"
 
 /// The times flow `f` entered PROBE_RTT (state 4), from the window trace.
 fn probe_rtt_entries(sim: &Simulation, f: u32) -> Vec<f64> {
+    state_entries(sim, f, 4)
+}
+
+/// The times flow `f` entered state `state`, from the window trace.
+fn state_entries(sim: &Simulation, f: u32, state: u8) -> Vec<f64> {
     let c = &sim.cwnd;
     let mut out = Vec::new();
     let mut prev = 0;
     for i in (0..c.time_ns.len()).filter(|&i| c.flow[i] == f) {
-        if c.cc_state[i] == 4 && prev != 4 {
+        if c.cc_state[i] == state && prev != state {
             out.push(c.time_ns[i] as f64 * 1e-9);
         }
         prev = c.cc_state[i];
@@ -128,4 +137,46 @@ fn bbr_is_deterministic() {
         summary(&a, "goodput_total_bps"),
         summary(&b, "goodput_total_bps")
     );
+}
+
+/// BBRv3 on the deep buffer keeps the queue small too, cycles through
+/// ProbeBW's DOWN, CRUISE, REFILL and UP, and enters PROBE_RTT about every
+/// 5 s (its ProbeRTTInterval, plus the episode).
+#[test]
+fn bbr3_on_a_deep_buffer() {
+    let sim = path(2, "bbr3", 1);
+    let q = summary(&sim, "queue_mean_packets");
+    assert!(q <= BDP_PACKETS, "standing queue {q:.1} packets");
+    let g = summary(&sim, "goodput_total_bps");
+    assert!(g >= 0.9 * PAYLOAD_BPS, "goodput {g:.0} bit/s");
+    for f in 0..2 {
+        let e = probe_rtt_entries(&sim, f);
+        assert!(e.len() >= 8, "flow {f}: PROBE_RTT at {e:?}");
+        for w in e.windows(2) {
+            let gap = w[1] - w[0];
+            assert!((5.0..6.0).contains(&gap), "flow {f}: PROBE_RTT at {e:?}");
+        }
+        for state in 5..=8 {
+            assert!(
+                !state_entries(&sim, f, state).is_empty(),
+                "flow {f}: ProbeBW phase {state} never sampled"
+            );
+        }
+    }
+}
+
+/// On a buffer of 20 packets (an eighth of the BDP) BBR v1, which does
+/// not respond to loss, loses thousands of packets; BBRv3 bounds its
+/// flight at the loss it met while probing and cuts its short-term model
+/// on loss, losing a twentieth of that, and still carries most of the
+/// link.
+#[test]
+fn bbr3_responds_to_loss_where_bbr_does_not() {
+    let v1 = path_with_buffer(2, "bbr", 1, 20);
+    let v3 = path_with_buffer(2, "bbr3", 1, 20);
+    let (d1, d3) = (summary(&v1, "drops_total"), summary(&v3, "drops_total"));
+    assert!(d1 > 1000.0, "BBR v1 drops {d1}");
+    assert!(d3 < d1 / 10.0, "BBRv3 drops {d3} against v1's {d1}");
+    let g = summary(&v3, "goodput_total_bps");
+    assert!(g >= 0.85 * PAYLOAD_BPS, "BBRv3 goodput {g:.0} bit/s");
 }

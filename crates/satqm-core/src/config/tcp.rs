@@ -7,7 +7,7 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
-use crate::transport::tcp::cc::{BbrParams, CubicParams, HyStartKind};
+use crate::transport::tcp::cc::{Bbr3Params, BbrParams, CubicParams, HyStartKind};
 use crate::transport::tcp::sndbuf::BUFFER_OVERHEAD;
 use crate::transport::tcp::{CcKind, CcRules, Profile, Recovery, RtoRule, TcpConfig};
 use crate::units::Quantity;
@@ -191,22 +191,35 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         c.tlp = t;
     }
     c.tlp &= c.rack;
-    if matches!(c.cc, CcKind::Bbr(_)) {
+    let bbr = match c.cc {
+        CcKind::Bbr(_) => Some("bbr"),
+        CcKind::Bbr3(_) => Some("bbr3"),
+        _ => None,
+    };
+    if let Some(name) = bbr {
         // Linux's BBR asks for pacing (`SK_PACING_NEEDED`) and counts
         // SACKed segments as delivered.
         if raw.pacing == Some(false) {
             return Err(ConfigError::new(
                 format!("{path}.pacing"),
-                "cannot be false with cc = \"bbr\" (BBR sets the pacing rate it sends at)",
+                format!(
+                    "cannot be false with cc = \"{name}\" (BBR sets the pacing rate it sends at)"
+                ),
             ));
         }
         c.pacing = true;
         if c.recovery != Recovery::Sack {
             return Err(ConfigError::new(
                 format!("{path}.recovery"),
-                "must be \"sack\" with cc = \"bbr\" (its delivery rate counts SACKed segments)",
+                format!("must be \"sack\" with cc = \"{name}\" (its delivery rate counts SACKed segments)"),
             ));
         }
+    }
+    if bbr == Some("bbr3") && c.ecn {
+        return Err(ConfigError::new(
+            format!("{path}.ecn"),
+            "cannot be true with cc = \"bbr3\": draft-ietf-ccwg-bbr specifies no response to ECN marks, and an ECN-capable sender must respond to them",
+        ));
     }
     if let Some(h) = raw.handshake {
         c.handshake = h;
@@ -297,6 +310,7 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
         }
         Some("cubic") => CcKind::Cubic(cubic_params(&mut table)?),
         Some("bbr") => CcKind::Bbr(bbr_params(&mut table)?),
+        Some("bbr3") => CcKind::Bbr3(bbr3_params(&mut table)?),
         Some(other) => {
             return Err(ConfigError::new(
                 if matches!(raw.cc, Some(RawCc::Table(_))) {
@@ -305,7 +319,7 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
                     cc_path.clone()
                 },
                 format!(
-                    "unknown congestion control {other:?} (known: reno, cubic, bbr, hybla, fixed)"
+                    "unknown congestion control {other:?} (known: reno, cubic, bbr, bbr3, hybla, fixed)"
                 ),
             ))
         }
@@ -440,6 +454,66 @@ fn bbr_params(t: &mut CcTable) -> Result<BbrParams, ConfigError> {
         p.long_term = v
             .as_bool()
             .ok_or_else(|| ConfigError::new(t.key("long_term"), "must be true or false"))?;
+    }
+    Ok(p)
+}
+
+/// BBRv3's parameters from its table.
+fn bbr3_params(t: &mut CcTable) -> Result<Bbr3Params, ConfigError> {
+    let mut p = Bbr3Params::default();
+    let real = |t: &CcTable, k: &str, v: &toml::Value, lo: f64, hi: f64| {
+        let x = t.real(v, k)?;
+        if !(x > lo && x <= hi) {
+            return Err(ConfigError::new(
+                t.key(k),
+                format!("must be above {lo} and at most {hi}"),
+            ));
+        }
+        Ok(x)
+    };
+    for (k, slot, lo, hi) in [
+        ("startup_pacing_gain", &mut p.startup_pacing_gain, 1.0, 10.0),
+        ("drain_pacing_gain", &mut p.drain_pacing_gain, 0.0, 1.0),
+        ("cwnd_gain", &mut p.cwnd_gain, 0.0, 10.0),
+        ("probe_up_cwnd_gain", &mut p.probe_up_cwnd_gain, 0.0, 10.0),
+        ("loss_thresh", &mut p.loss_thresh, 0.0, 0.5),
+        ("beta", &mut p.beta, 0.0, 1.0),
+        ("probe_rtt_cwnd_gain", &mut p.probe_rtt_cwnd_gain, 0.0, 1.0),
+    ] {
+        if let Some(v) = t.take(k)? {
+            *slot = real(t, k, &v, lo, hi)?;
+        }
+    }
+    for (k, slot) in [
+        ("headroom", &mut p.headroom),
+        ("pacing_margin", &mut p.pacing_margin),
+    ] {
+        if let Some(v) = t.take(k)? {
+            let x = t.real(&v, k)?;
+            if !(0.0..0.5).contains(&x) {
+                return Err(ConfigError::new(
+                    t.key(k),
+                    "must be at least 0 and below 0.5",
+                ));
+            }
+            *slot = x;
+        }
+    }
+    for (k, slot, zero) in [
+        ("min_rtt_window", &mut p.min_rtt_window, false),
+        ("probe_rtt_interval", &mut p.probe_rtt_interval, false),
+        ("probe_rtt_time", &mut p.probe_rtt_time, true),
+    ] {
+        if let Some(v) = t.take(k)? {
+            let q = t.quantity(&v, k)?;
+            *slot = quantity_time(&q, &t.key(k), zero)?;
+        }
+    }
+    if let Some(v) = t.take("min_cwnd")? {
+        p.min_cwnd = match v {
+            toml::Value::Integer(i) => int_in(i, &t.key("min_cwnd"), 1, 1000)? as u32,
+            _ => return Err(ConfigError::new(t.key("min_cwnd"), "must be an integer")),
+        };
     }
     Ok(p)
 }
@@ -693,7 +767,7 @@ mod tests {
         );
         assert_eq!(
             err(&format!("{BASE}\n[tcp.cc]\nkind = \"vegas\"\n")),
-            "tcp.cc.kind: unknown congestion control \"vegas\" (known: reno, cubic, bbr, hybla, fixed)"
+            "tcp.cc.kind: unknown congestion control \"vegas\" (known: reno, cubic, bbr, bbr3, hybla, fixed)"
         );
         assert_eq!(
             err(&format!(
@@ -781,6 +855,66 @@ mod tests {
             "{BASE}\n[traffic.tcp]\nprofile = \"linux\"\ncc = \"bbr\"\n"
         ));
         assert!(matches!(t.cc, CcKind::Bbr(_)) && t.recovery == Recovery::Sack);
+    }
+
+    #[test]
+    fn bbr3_table_and_its_errors() {
+        use crate::transport::tcp::cc::Bbr3Params;
+        const SACK: &str = "[tcp]\nrecovery = \"sack\"\n";
+        let t = bulk_tcp(&format!("{BASE}\n{SACK}cc = \"bbr3\"\n"));
+        assert_eq!(t.cc, CcKind::Bbr3(Bbr3Params::default()));
+        assert!(t.pacing);
+        let t = bulk_tcp(&format!(
+            "{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr3\"\nbeta = 0.5\nloss_thresh = 0.05\nheadroom = 0.2\nprobe_rtt_interval = \"2 s\"\nmin_rtt_window = \"20 s\"\nprobe_rtt_time = \"0 s\"\nmin_cwnd = 2\nstartup_pacing_gain = 2.5\n"
+        ));
+        assert_eq!(
+            t.cc,
+            CcKind::Bbr3(Bbr3Params {
+                beta: 0.5,
+                loss_thresh: 0.05,
+                headroom: 0.2,
+                probe_rtt_interval: SimTime::from_secs(2),
+                min_rtt_window: SimTime::from_secs(20),
+                probe_rtt_time: SimTime::ZERO,
+                min_cwnd: 2,
+                startup_pacing_gain: 2.5,
+                ..Bbr3Params::default()
+            })
+        );
+        let bbr3 = |kv: &str| {
+            err(&format!(
+                "{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr3\"\n{kv}\n"
+            ))
+        };
+        assert_eq!(
+            bbr3("beta = 1.5"),
+            "tcp.cc.beta: must be above 0 and at most 1"
+        );
+        assert_eq!(
+            bbr3("loss_thresh = 0"),
+            "tcp.cc.loss_thresh: must be above 0 and at most 0.5"
+        );
+        assert_eq!(
+            bbr3("headroom = 0.5"),
+            "tcp.cc.headroom: must be at least 0 and below 0.5"
+        );
+        assert_eq!(
+            bbr3("min_cwnd = \"4\""),
+            "tcp.cc.min_cwnd: must be an integer"
+        );
+        assert!(bbr3("probe_rtt_interval = 5").starts_with("tcp.cc.probe_rtt_interval"));
+        assert_eq!(
+            bbr3("high_gain = 2"),
+            "tcp.cc.high_gain: is not a parameter of this congestion control"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n{SACK}cc = \"bbr3\"\necn = true\n")),
+            "tcp.ecn: cannot be true with cc = \"bbr3\": draft-ietf-ccwg-bbr specifies no response to ECN marks, and an ECN-capable sender must respond to them"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ncc = \"bbr3\"\n")),
+            "tcp.recovery: must be \"sack\" with cc = \"bbr3\" (its delivery rate counts SACKed segments)"
+        );
     }
 
     #[test]

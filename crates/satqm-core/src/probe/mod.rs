@@ -212,7 +212,8 @@ columns! {
         /// The pacing rate in force, bit/s of payload (NaN: unpaced).
         pub pacing_rate_bps: Vec<f64>,
         /// The congestion control's state: 0 for one without states; BBR
-        /// 1 STARTUP, 2 DRAIN, 3 PROBE_BW, 4 PROBE_RTT.
+        /// 1 STARTUP, 2 DRAIN, 3 PROBE_BW, 4 PROBE_RTT; BBRv3 5-8 its
+        /// PROBE_BW phases DOWN, CRUISE, REFILL, UP.
         pub cc_state: Vec<u8>,
         /// BBR's pacing and cwnd gains (NaN for other controls): the
         /// pacing gain shows PROBE_BW's cycle.

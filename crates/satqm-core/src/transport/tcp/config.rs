@@ -38,6 +38,8 @@ pub enum CcKind {
     Cubic(super::cc::CubicParams),
     /// BBR v1 (Linux's `tcp_bbr`): owns the window, paces.
     Bbr(super::cc::BbrParams),
+    /// BBR v3 (draft-ietf-ccwg-bbr): owns the window, paces.
+    Bbr3(super::cc::Bbr3Params),
 }
 
 /// How congestion control counts what an ACK acknowledged and where it

@@ -38,6 +38,10 @@ pub struct TxSnap {
     pub first_tx_time: SimTime,
     /// The sender was application-limited when it was sent.
     pub app_limited: bool,
+    /// Bytes in flight once it was sent (`P.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// Bytes deemed lost so far when it was sent (`P.lost`).
+    pub lost: u64,
 }
 
 /// What one ACK tells about the delivery rate (Linux's `struct
@@ -76,6 +80,26 @@ pub struct RateSample {
     pub prior_in_flight: u64,
     /// The ACK carried ECN-Echo.
     pub ece: bool,
+    /// The ACK delivered a segment with a snapshot (the fields from
+    /// `prior_delivered` on describe it).
+    pub sampled: bool,
+    /// Bytes in flight when that segment was sent (`RS.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// Bytes deemed lost between its sending and this ACK (`RS.lost`).
+    pub lost: u64,
+}
+
+/// A segment newly deemed lost, with its snapshot (BBRv3's per-loss
+/// step, `BBRHandleLostPacket()`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LostSegment {
+    pub size: u32,
+    /// Bytes in flight once it was (last) sent.
+    pub tx_in_flight: u64,
+    /// Bytes deemed lost when it was sent, and now, this one included.
+    pub lost_at_send: u64,
+    pub lost_now: u64,
+    pub is_app_limited: bool,
 }
 
 impl RateSample {
@@ -119,12 +143,24 @@ pub struct RateEstimator {
     pick: Option<Pick>,
     /// The last sample.
     pub last: RateSample,
+    /// Bytes of the segments noted lost ([`note_lost`](Self::note_lost)).
+    lost_noted: u64,
+    /// Segments noted lost and not yet taken.
+    pub lost_events: Vec<LostSegment>,
 }
 
 impl RateEstimator {
-    /// Segment `ordinal` is (re)sent at `now`; `pipe_empty`: nothing else
-    /// is outstanding (`tcp_rate_skb_sent()`).
-    pub fn on_send(&mut self, ordinal: u64, now: SimTime, pipe_empty: bool) {
+    /// Segment `ordinal` is (re)sent at `now`, leaving `inflight` bytes in
+    /// flight, with `lost` bytes deemed lost so far; `pipe_empty`: nothing
+    /// else is outstanding (`tcp_rate_skb_sent()`).
+    pub fn on_send(
+        &mut self,
+        ordinal: u64,
+        now: SimTime,
+        pipe_empty: bool,
+        inflight: u64,
+        lost: u64,
+    ) {
         if pipe_empty {
             self.first_tx_time = now;
             self.delivered_time = now;
@@ -134,6 +170,8 @@ impl RateEstimator {
             delivered_time: self.delivered_time,
             first_tx_time: self.first_tx_time,
             app_limited: self.app_limited != 0,
+            tx_in_flight: inflight,
+            lost,
         };
         if self.snaps.is_empty() {
             self.first = ordinal;
@@ -174,6 +212,23 @@ impl RateEstimator {
         });
     }
 
+    /// Segment `ordinal` of `len` bytes was just deemed lost.
+    pub fn note_lost(&mut self, ordinal: u64, len: u32) {
+        self.lost_noted += len as u64;
+        let snap = ordinal
+            .checked_sub(self.first)
+            .and_then(|i| self.snaps.get(i as usize))
+            .copied()
+            .unwrap_or_default();
+        self.lost_events.push(LostSegment {
+            size: len,
+            tx_in_flight: snap.tx_in_flight,
+            lost_at_send: snap.lost,
+            lost_now: self.lost_noted,
+            is_app_limited: snap.app_limited,
+        });
+    }
+
     /// The retransmission queue's front is now segment `first`: drop the
     /// snapshots of those acknowledged away.
     pub fn retire_to(&mut self, first: u64) {
@@ -210,7 +265,11 @@ impl RateEstimator {
     /// Add to the last sample the losses found since it was taken, `lost`
     /// bytes having been deemed lost in all.
     pub fn add_losses(&mut self, lost: u64) {
-        self.last.losses += lost.saturating_sub(self.lost);
+        let more = lost.saturating_sub(self.lost);
+        self.last.losses += more;
+        if self.last.sampled {
+            self.last.lost += more;
+        }
         self.lost = self.lost.max(lost);
     }
 
@@ -252,6 +311,9 @@ impl RateEstimator {
             // tcp_rate_skb_delivered(): the flight now starts at the
             // segment that gave the sample.
             self.first_tx_time = p.sent_at;
+            rs.sampled = true;
+            rs.tx_in_flight = p.snap.tx_in_flight;
+            rs.lost = lost.saturating_sub(p.snap.lost);
             rs.prior_delivered = p.snap.delivered;
             rs.prior_time = p.snap.delivered_time;
             rs.is_app_limited = p.snap.app_limited;
@@ -286,7 +348,7 @@ mod tests {
         let mut r = RateEstimator::default();
         // Ten 1000-byte segments sent 1 ms apart from t = 0.
         for i in 0..10u64 {
-            r.on_send(i, ms(i), i == 0);
+            r.on_send(i, ms(i), i == 0, 0, 0);
         }
         // Each is acknowledged 100 ms after it was sent, 1 ms apart too.
         for i in 0..10u64 {
@@ -328,7 +390,7 @@ mod tests {
                 last = *r.generate(ms(t), delivered, 0, 0, false);
                 next_ack += 1;
             }
-            r.on_send(t, ms(t), t == 0);
+            r.on_send(t, ms(t), t == 0, 0, 0);
         }
         // Segment 349 was sent at 349 ms when 300 segments were delivered
         // (the last at 349 ms), its flight's first segment being 299 (the
@@ -348,7 +410,7 @@ mod tests {
         let mut r = RateEstimator::default();
         r.note_rtt(ms(20));
         for i in 0..4u64 {
-            r.on_send(i, ms(10 * i), i == 0);
+            r.on_send(i, ms(10 * i), i == 0, 0, 0);
         }
         // All four ACKed at once at 40 ms: the pick is segment 3, sent at
         // 30 ms; send phase 30 ms, ACK phase 40 ms.
@@ -363,7 +425,7 @@ mod tests {
         // min_rtt is now 10 ms. A segment resent at 45 ms (pipe empty)
         // whose original's ACK comes at 50 ms spans 5 ms < 10 ms: not a
         // valid sample (and no RTT: it was retransmitted).
-        r.on_send(4, ms(45), true);
+        r.on_send(4, ms(45), true, 0, 0);
         r.on_delivered(4, ms(45), 5000, true);
         r.retire_to(5);
         let rs = *r.generate(ms(50), 5000, 0, 0, false);
@@ -380,11 +442,11 @@ mod tests {
     #[test]
     fn app_limited_losses_and_retransmissions() {
         let mut r = RateEstimator::default();
-        r.on_send(0, ms(0), true);
-        r.on_send(1, ms(1), false);
+        r.on_send(0, ms(0), true, 0, 0);
+        r.on_send(1, ms(1), false, 0, 0);
         r.mark_app_limited(2000);
         assert!(r.app_limited());
-        r.on_send(2, ms(2), false);
+        r.on_send(2, ms(2), false, 0, 0);
         r.on_delivered(0, ms(0), 1000, false);
         r.retire_to(1);
         let rs = *r.generate(ms(50), 1000, 1000, 0, false);
@@ -392,7 +454,7 @@ mod tests {
         assert_eq!(rs.losses, 1000);
         assert!(r.app_limited());
         // Segment 1 resent at 60 ms (after it was deemed lost).
-        r.on_send(1, ms(60), false);
+        r.on_send(1, ms(60), false, 0, 0);
         r.on_delivered(1, ms(60), 2000, true);
         r.retire_to(2);
         let rs = *r.generate(ms(110), 2000, 1000, 0, false);
@@ -405,5 +467,35 @@ mod tests {
         let rs = *r.generate(ms(120), 3000, 1000, 0, false);
         assert!(rs.is_app_limited);
         assert!(!r.app_limited());
+    }
+
+    /// BBRv3's per-packet state: what was in flight and lost when the
+    /// sampled segment left (`RS.tx_in_flight`, `RS.lost = C.lost −
+    /// P.lost`), and a lost segment's own snapshot.
+    #[test]
+    fn flight_and_losses_at_transmission() {
+        let mut r = RateEstimator::default();
+        r.on_send(0, ms(0), true, 1000, 0);
+        r.on_send(1, ms(1), false, 2000, 0);
+        r.on_send(2, ms(2), false, 3000, 500);
+        // Segment 1 deemed lost: 1,000 more bytes lost in all.
+        r.note_lost(1, 1000);
+        assert_eq!(
+            r.lost_events,
+            vec![LostSegment {
+                size: 1000,
+                tx_in_flight: 2000,
+                lost_at_send: 0,
+                lost_now: 1000,
+                is_app_limited: false,
+            }]
+        );
+        r.on_delivered(2, ms(2), 3000, false);
+        let rs = *r.generate(ms(50), 1000, 1500, 0, false);
+        assert!(rs.sampled);
+        assert_eq!((rs.tx_in_flight, rs.lost), (3000, 1000));
+        // Losses found later in the same ACK count too.
+        r.add_losses(2500);
+        assert_eq!((r.last.losses, r.last.lost), (2500, 2000));
     }
 }

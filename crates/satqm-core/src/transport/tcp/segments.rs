@@ -120,6 +120,9 @@ pub struct Segments {
     /// the last [`take_pick`](Self::take_pick), or acknowledged without
     /// having been SACKed before (a SACKed one was delivered then).
     pick: Option<Delivered>,
+    /// With `rate_track`: the segments newly deemed lost, by ordinal and
+    /// length, until [`drain_lost`](Self::drain_lost).
+    lost_log: Vec<(u64, u32)>,
 }
 
 impl Segments {
@@ -212,6 +215,12 @@ impl Segments {
         self.pick.take()
     }
 
+    /// The segments deemed lost since the last call (with
+    /// [`track_delivery`](Self::track_delivery)), by ordinal and length.
+    pub fn drain_lost(&mut self) -> std::vec::Drain<'_, (u64, u32)> {
+        self.lost_log.drain(..)
+    }
+
     /// Bytes ever deemed lost, each marking counted.
     #[inline]
     pub fn lost_total(&self) -> u64 {
@@ -297,6 +306,9 @@ impl Segments {
         if !s.to_resend() && !s.sacked {
             self.lost_bytes += s.len as u64;
             self.lost_total += s.len as u64;
+            if self.rate_track {
+                self.lost_log.push((self.first + i as u64, s.len));
+            }
         }
         s.lost = true;
         s.rtx = false;

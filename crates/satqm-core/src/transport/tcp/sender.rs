@@ -489,6 +489,7 @@ impl TcpSender {
             srtt: self.rtt.srtt(),
             min_rtt: r.and_then(|r| r.min_rtt()),
             edt: self.pace_next.max(now),
+            cwnd_limited: self.cwnd_use.limited,
             pacing_rate: self.pacing_rate,
             mark_app_limited: false,
         }
@@ -506,6 +507,11 @@ impl TcpSender {
         if let Some(d) = pick {
             r.on_delivered(d.ordinal, d.sent_at, d.end, d.ever_retx);
         }
+        // Segments deemed lost since the last ACK (a timeout's, the SACK
+        // blocks'), before their snapshots go.
+        for (ordinal, len) in self.segs.drain_lost() {
+            r.note_lost(ordinal, len);
+        }
         r.retire_to(self.segs.first_ordinal());
         let delivered = self.snd_una + self.segs.sacked_bytes();
         r.generate(now, delivered, self.segs.lost_total(), self.prior_pipe, ece);
@@ -522,8 +528,20 @@ impl TcpSender {
         // Losses recovery found after the sample was taken (a fast
         // retransmit's, RACK's) are this ACK's too.
         r.add_losses(lost);
+        for (ordinal, len) in self.segs.drain_lost() {
+            r.note_lost(ordinal, len);
+        }
         let rs = r.last;
+        let losses = std::mem::take(&mut r.lost_events);
         let mut c = self.control_context(now);
+        for l in &losses {
+            self.cc.on_lost(l, &c);
+        }
+        if let Some(r) = self.rate.as_deref_mut() {
+            // Keep the buffer for the next ACK.
+            r.lost_events = losses;
+            r.lost_events.clear();
+        }
         self.cc.control(&mut self.win, &rs, &mut c);
         self.pacing_rate = c.pacing_rate;
         if c.mark_app_limited {
@@ -940,9 +958,11 @@ impl TcpSender {
         };
         let ordinal = self.segs.first_ordinal() + i as u64;
         let pipe_empty = !retx && self.segs.len() == 1;
+        let inflight = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+        let lost = self.segs.lost_total();
         let mut app_limited = false;
         if let Some(r) = self.rate.as_deref_mut() {
-            r.on_send(ordinal, now, pipe_empty);
+            r.on_send(ordinal, now, pipe_empty, inflight, lost);
             app_limited = r.app_limited();
         }
         if pipe_empty && app_limited && self.owns {

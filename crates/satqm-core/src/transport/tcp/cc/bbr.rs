@@ -834,6 +834,7 @@ mod tests {
             srtt: Some(ms(100)),
             min_rtt: Some(ms(100)),
             edt: now,
+            cwnd_limited: false,
             pacing_rate: None,
             mark_app_limited: false,
         }

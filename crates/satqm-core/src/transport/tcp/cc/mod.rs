@@ -17,12 +17,14 @@
 //!   ([`super::rate`]); the recovery then only chooses what to send.
 
 mod bbr;
+mod bbr3;
 mod cubic;
 mod fixed;
 mod hybla;
 mod reno;
 
 pub use bbr::{Bbr, BbrMode, BbrParams};
+pub use bbr3::{Bbr3, Bbr3Mode, Bbr3Params};
 pub use cubic::{Cubic, CubicParams, HyStartKind};
 pub use fixed::Fixed;
 pub use hybla::Hybla;
@@ -31,6 +33,7 @@ pub use reno::Reno;
 use crate::rng::Rng;
 use crate::time::SimTime;
 use crate::transport::tcp::config::{CcKind, CcRules};
+pub use crate::transport::tcp::rate::LostSegment;
 use crate::transport::tcp::rate::RateSample;
 
 /// The window variables congestion control moves, in bytes.
@@ -110,6 +113,8 @@ pub struct Control {
     pub min_rtt: Option<SimTime>,
     /// When the pacer lets the next segment go (now, if it would now).
     pub edt: SimTime,
+    /// cwnd limited the sender in the current window of data.
+    pub cwnd_limited: bool,
     /// The pacing rate, bytes of payload per second (in and out).
     pub pacing_rate: Option<f64>,
     /// Out: the controller asks that samples from now on count as
@@ -132,6 +137,7 @@ impl Control {
             srtt: None,
             min_rtt: None,
             edt: now,
+            cwnd_limited: false,
             pacing_rate: None,
             mark_app_limited: false,
         }
@@ -193,6 +199,11 @@ pub trait CongestionControl {
     /// `cong_control`), after loss recovery has looked at it.
     fn control(&mut self, _w: &mut Window, _rs: &RateSample, _c: &mut Control) {}
 
+    /// A segment was newly deemed lost, for a controller that owns the
+    /// window (BBRv3's per-loss step); called before [`control`](Self::control)
+    /// on the ACK that found it.
+    fn on_lost(&mut self, _l: &LostSegment, _c: &Control) {}
+
     /// A retransmission timeout put the connection in the Loss state
     /// (Linux's `set_state(TCP_CA_Loss)`), for a controller that owns the
     /// window.
@@ -211,7 +222,8 @@ pub trait CongestionControl {
 /// What the window traces show of a controller's state.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CcTrace {
-    /// The controller's state (BBR: [`BbrMode`] as 1-4); 0 without states.
+    /// The controller's state (BBR: [`BbrMode`] as 1-4, BBRv3:
+    /// [`Bbr3Mode`]); 0 without states.
     pub state: u8,
     pub pacing_gain: f64,
     pub cwnd_gain: f64,
@@ -239,6 +251,7 @@ pub enum Cc {
     Fixed(Fixed),
     Cubic(Box<Cubic>),
     Bbr(Box<Bbr>),
+    Bbr3(Box<Bbr3>),
 }
 
 impl Cc {
@@ -251,6 +264,7 @@ impl Cc {
             }),
             CcKind::Cubic(p) => Cc::Cubic(Box::new(Cubic::new(p, rules))),
             CcKind::Bbr(p) => Cc::Bbr(Box::new(Bbr::new(p, Rng::stream(0, "bbr", 0)))),
+            CcKind::Bbr3(p) => Cc::Bbr3(Box::new(Bbr3::new(p, Rng::stream(0, "bbr3", 0)))),
         }
     }
 
@@ -262,6 +276,7 @@ impl Cc {
             Cc::Fixed(c) => c,
             Cc::Cubic(c) => c.as_mut(),
             Cc::Bbr(c) => c.as_mut(),
+            Cc::Bbr3(c) => c.as_mut(),
         }
     }
 
@@ -272,6 +287,7 @@ impl Cc {
             Cc::Fixed(c) => c,
             Cc::Cubic(c) => c.as_ref(),
             Cc::Bbr(c) => c.as_ref(),
+            Cc::Bbr3(c) => c.as_ref(),
         }
     }
 
@@ -299,8 +315,10 @@ impl Cc {
     /// Give the controller the connection's own random stream (BBR's
     /// gain-cycle start), derived from the run's seed.
     pub fn seed(&mut self, rng: Rng) {
-        if let Cc::Bbr(b) = self {
-            b.seed(rng);
+        match self {
+            Cc::Bbr(b) => b.seed(rng),
+            Cc::Bbr3(b) => b.seed(rng),
+            _ => {}
         }
     }
 
@@ -318,6 +336,10 @@ impl Cc {
 
     pub fn control(&mut self, w: &mut Window, rs: &RateSample, c: &mut Control) {
         self.inner().control(w, rs, c)
+    }
+
+    pub fn on_lost(&mut self, l: &LostSegment, c: &Control) {
+        self.inner().on_lost(l, c)
     }
 
     pub fn on_loss_state(&mut self, c: &mut Control) {
