@@ -235,9 +235,17 @@ def test_flows_and_cwnd_frames(droptail):
         "cwnd_bytes",
         "ssthresh_bytes",
         "delivered_bytes",
+        "pacing_rate_bps",
+        "cc_state",
+        "pacing_gain",
+        "cwnd_gain",
+        "bw_estimate_bps",
+        "min_rtt_s",
     ]
     assert set(c["flow"]) == {0}  # trace_cwnd = [0]
     assert (c["cwnd_bytes"] > 0).all()
+    # NewReno, unpaced: no controller state.
+    assert (c["cc_state"] == "none").all() and c["pacing_rate_bps"].isna().all()
 
 
 def test_summary_keys_and_copy(droptail):
@@ -490,6 +498,40 @@ def test_old_folders_without_queue_delay_load(droptail, tmp_path):
     assert back.delay_hist.empty and back.delay_cdf().empty
     back.plot()
     back.plot_delay()
+
+
+def test_old_folders_without_cc_columns_load(droptail, tmp_path):
+    # Folders written before the window trace showed the pacing rate and
+    # the congestion control's state.
+    import pyarrow.parquet as pq
+
+    out = droptail.save(tmp_path / "old", plot=False)
+    cw = pq.read_table(out / "cwnd.parquet")
+    new = ["pacing_rate_bps", "cc_state", "pacing_gain", "cwnd_gain"]
+    new += ["bw_estimate_bps", "min_rtt_s"]
+    pq.write_table(cw.drop_columns(new), out / "cwnd.parquet")
+    back = satqm.Results.load(out)
+    assert list(back.cwnd.columns) == list(droptail.cwnd.columns)
+    assert (back.cwnd["cc_state"] == "none").all()
+    assert back.cwnd["pacing_rate_bps"].isna().all()
+    assert list(back.cwnd["cc_state"].cat.categories) == satqm.results.CC_STATES
+
+
+@pytest.mark.parametrize(("cc", "startup_gain"), [("bbr", 739 / 256), ("bbr3", 4 * math.log(2))])
+def test_bbr_state_in_the_window_trace(tmp_path, cc, startup_gain):
+    # BBR's state, gains and pacing rate are traced, and survive a save.
+    text = TINY.replace('recovery = "newreno"', f'recovery = "sack"\ncc = "{cc}"')
+    assert f'cc = "{cc}"' in text
+    res = satqm.run(satqm.Scenario.from_toml(text))
+    cw = res.cwnd
+    assert list(cw["cc_state"].cat.categories) == satqm.results.CC_STATES
+    assert "startup" in set(cw["cc_state"].astype(str))
+    paced = cw["pacing_rate_bps"].dropna()
+    assert len(paced) and (paced > 0).all()
+    gains = cw.loc[cw["cc_state"] == "startup", "pacing_gain"]
+    assert len(gains) and np.allclose(gains, startup_gain)
+    back = satqm.Results.load(res.save(tmp_path / cc, plot=False))
+    assert back.cwnd.equals(cw)
 
 
 def test_bom_is_tolerated(tmp_path):

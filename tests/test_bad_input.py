@@ -312,6 +312,31 @@ CASES: list[tuple[str, Edit, str, str]] = [
         "tcp.tlp",
         "rack",
     ),
+    ("BBR without SACK", _set("tcp", "cc", value="bbr"), "tcp.recovery", "sack"),
+    (
+        "BBR unpaced",
+        _update("tcp", recovery="sack", cc="bbr", pacing=False),
+        "tcp.pacing",
+        "pacing rate",
+    ),
+    (
+        "BBR gain below 1",
+        _update("tcp", recovery="sack", cc={"kind": "bbr", "high_gain": 0.5}),
+        "tcp.cc.high_gain",
+        "above 1",
+    ),
+    (
+        "BBRv3 with ECN",
+        _update("tcp", recovery="sack", cc="bbr3", ecn=True),
+        "tcp.ecn",
+        "no response to ECN",
+    ),
+    (
+        "BBRv3 beta above 1",
+        _update("tcp", recovery="sack", cc={"kind": "bbr3", "beta": 1.5}),
+        "tcp.cc.beta",
+        "at most 1",
+    ),
     (
         "send buffer under a segment",
         _set("tcp", "send_buffer", value="1 KB"),

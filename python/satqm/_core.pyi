@@ -120,6 +120,12 @@ class _CwndColumns(TypedDict):
     cwnd_bytes: npt.NDArray[np.float64]
     ssthresh_bytes: npt.NDArray[np.float64]
     delivered_bytes: npt.NDArray[np.uint64]
+    pacing_rate_bps: npt.NDArray[np.float64]
+    cc_state: npt.NDArray[np.uint8]
+    pacing_gain: npt.NDArray[np.float64]
+    cwnd_gain: npt.NDArray[np.float64]
+    bw_estimate_bps: npt.NDArray[np.float64]
+    min_rtt_s: npt.NDArray[np.float64]
 
 class _TrafficColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]

@@ -67,6 +67,19 @@ _EMULATION_TABLES = ("connections", "real_packets")
 
 #: Why a sender cut its window, by code (the core's `CutKind`).
 CUT_KINDS = ["fast_retransmit", "timeout", "ecn"]
+#: The ``cc_state`` of the window traces: ``none`` for a congestion control
+#: without states; BBR's four; BBRv3's ProbeBW phases.
+CC_STATES = [
+    "none",
+    "startup",
+    "drain",
+    "probe_bw",
+    "probe_rtt",
+    "probe_bw_down",
+    "probe_bw_cruise",
+    "probe_bw_refill",
+    "probe_bw_up",
+]
 
 #: What a row of the ``seq`` table records, by code (the core's `SeqEvent`).
 SEQ_EVENTS = ["sent", "retransmitted", "acked", "sacked", "dropped"]
@@ -148,6 +161,12 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "cwnd_bytes": _F,
         "ssthresh_bytes": _F,
         "delivered_bytes": _INT,
+        "pacing_rate_bps": _F,
+        "cc_state": "category",
+        "pacing_gain": _F,
+        "cwnd_gain": _F,
+        "bw_estimate_bps": _F,
+        "min_rtt_s": _F,
     },
     "seq": {
         "time_s": _F,
@@ -347,7 +366,13 @@ class Results:
         completed) in seconds, bytes delivered, goodput over the measurement
         window, TCP counters and RTT statistics, final ``cwnd_bytes``.
     cwnd : pandas.DataFrame
-        Samples of the traced flows' ``cwnd_bytes`` and ``ssthresh_bytes``.
+        Samples of the traced flows' ``cwnd_bytes`` and ``ssthresh_bytes``,
+        ``delivered_bytes``, the pacing rate (``pacing_rate_bps``, NaN
+        unpaced) and the congestion control's state: ``cc_state``
+        (``none``, or BBR's ``startup``, ``drain``, ``probe_bw``,
+        ``probe_rtt``, BBRv3's ``probe_bw_down``, ``probe_bw_cruise``,
+        ``probe_bw_refill``, ``probe_bw_up``), BBR's ``pacing_gain``, ``cwnd_gain``,
+        ``bw_estimate_bps`` and ``min_rtt_s`` (NaN for other controls).
     congestion : pandas.DataFrame
         One row per congestion-window cut of any TCP sender: ``time_s``,
         ``flow`` (the connection; a PEP segment has its own id), ``origin``
@@ -491,6 +516,7 @@ class Results:
 
         cw = dict(raw["cwnd"])
         cw["time_s"] = _seconds(cw["time_ns"])
+        cw["cc_state"] = _codes("cc_state", cw["cc_state"], CC_STATES)
 
         cg = dict(raw["congestion"])
         cg["time_s"] = _seconds(cg["time_ns"])
@@ -863,6 +889,13 @@ class Results:
             schema = _SCHEMAS[name]
             if name == "timeseries" and "queue_delay_ms" not in df:
                 df["queue_delay_ms"] = math.nan  # written before it was measured
+            if name == "cwnd" and "cc_state" not in df:
+                # Written before the controllers' state was traced.
+                for k in ("pacing_rate_bps", "pacing_gain", "cwnd_gain"):
+                    df[k] = math.nan
+                df["bw_estimate_bps"] = math.nan
+                df["min_rtt_s"] = math.nan
+                df["cc_state"] = "none"
             df = df[list(schema)]
             for k, dtype in schema.items():
                 if dtype != "category":
@@ -891,6 +924,9 @@ class Results:
             if (d / f"{name}.parquet").exists():
                 t = pd.read_parquet(d / f"{name}.parquet")[list(_SCHEMAS[name])]
                 frames[name] = t.astype(_SCHEMAS[name])
+        frames["cwnd"]["cc_state"] = pd.Categorical(
+            frames["cwnd"]["cc_state"].astype(object), categories=CC_STATES
+        )
         if "congestion" in frames:
             frames["congestion"]["kind"] = pd.Categorical(
                 frames["congestion"]["kind"].astype(object), categories=CUT_KINDS

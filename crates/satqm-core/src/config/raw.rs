@@ -220,6 +220,7 @@ pub struct RawTcp {
     pub ecn: Option<RawEcn>,
     pub ecn_codepoint: Option<String>,
     pub rate_cap: Option<Quantity>,
+    pub pacing: Option<bool>,
     pub min_rto: Option<Quantity>,
     pub max_rto: Option<Quantity>,
     pub initial_rto: Option<Quantity>,

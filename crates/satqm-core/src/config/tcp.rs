@@ -7,7 +7,9 @@
 
 use crate::error::ConfigError;
 use crate::time::SimTime;
-use crate::transport::tcp::cc::{CubicParams, DctcpParams, HyStartKind, PragueParams};
+use crate::transport::tcp::cc::{
+    Bbr3Params, BbrParams, CubicParams, DctcpParams, HyStartKind, PragueParams,
+};
 use crate::transport::tcp::sndbuf::BUFFER_OVERHEAD;
 use crate::transport::tcp::{
     CcKind, CcRules, EcnCodepoint, EcnFeedback, Profile, Recovery, RtoRule, TcpConfig,
@@ -83,6 +85,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         ecn,
         ecn_codepoint,
         rate_cap,
+        pacing,
         min_rto,
         max_rto,
         initial_rto,
@@ -150,6 +153,9 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(q) = &raw.rate_cap {
         c.rate_cap = Some(quantity_rate(q, &format!("{path}.rate_cap"))?);
     }
+    if let Some(p) = raw.pacing {
+        c.pacing = p;
+    }
     retransmission_timer(raw, &mut c, path)?;
     if let Some(r) = &raw.cc_rules {
         c.cc_rules = match r.as_str() {
@@ -188,6 +194,36 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         c.tlp = t;
     }
     c.tlp &= c.rack;
+    let bbr = match c.cc {
+        CcKind::Bbr(_) => Some("bbr"),
+        CcKind::Bbr3(_) => Some("bbr3"),
+        _ => None,
+    };
+    if let Some(name) = bbr {
+        // Linux's BBR asks for pacing (`SK_PACING_NEEDED`) and counts
+        // SACKed segments as delivered.
+        if raw.pacing == Some(false) {
+            return Err(ConfigError::new(
+                format!("{path}.pacing"),
+                format!(
+                    "cannot be false with cc = \"{name}\" (BBR sets the pacing rate it sends at)"
+                ),
+            ));
+        }
+        c.pacing = true;
+        if c.recovery != Recovery::Sack {
+            return Err(ConfigError::new(
+                format!("{path}.recovery"),
+                format!("must be \"sack\" with cc = \"{name}\" (its delivery rate counts SACKed segments)"),
+            ));
+        }
+    }
+    if bbr == Some("bbr3") && c.ecn {
+        return Err(ConfigError::new(
+            format!("{path}.ecn"),
+            "cannot be true with cc = \"bbr3\": draft-ietf-ccwg-bbr specifies no response to ECN marks, and an ECN-capable sender must respond to them",
+        ));
+    }
     if let Some(h) = raw.handshake {
         c.handshake = h;
     }
@@ -278,6 +314,8 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
         Some("cubic") => CcKind::Cubic(cubic_params(&mut table)?),
         Some("dctcp") => CcKind::Dctcp(dctcp_params(&mut table)?),
         Some("prague") => CcKind::Prague(prague_params(&mut table)?),
+        Some("bbr") => CcKind::Bbr(bbr_params(&mut table)?),
+        Some("bbr3") => CcKind::Bbr3(bbr3_params(&mut table)?),
         Some(other) => {
             return Err(ConfigError::new(
                 if matches!(raw.cc, Some(RawCc::Table(_))) {
@@ -286,8 +324,8 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
                     cc_path.clone()
                 },
                 format!(
-                "unknown congestion control {other:?} (known: reno, cubic, dctcp, prague, hybla, fixed)"
-            ),
+                    "unknown congestion control {other:?} (known: reno, cubic, dctcp, prague, bbr, bbr3, hybla, fixed)"
+                ),
             ))
         }
     };
@@ -470,6 +508,140 @@ fn cubic_params(t: &mut CcTable) -> Result<CubicParams, ConfigError> {
     Ok(p)
 }
 
+/// BBR's parameters from its table.
+fn bbr_params(t: &mut CcTable) -> Result<BbrParams, ConfigError> {
+    let mut p = BbrParams::default();
+    let gain = |t: &CcTable, k: &str, v: &toml::Value, lo: f64, hi: f64| {
+        let x = t.real(v, k)?;
+        if !(x > lo && x <= hi) {
+            return Err(ConfigError::new(
+                t.key(k),
+                format!("must be above {lo} and at most {hi}"),
+            ));
+        }
+        Ok(x)
+    };
+    if let Some(v) = t.take("high_gain")? {
+        p.high_gain = gain(t, "high_gain", &v, 1.0, 10.0)?;
+    }
+    if let Some(v) = t.take("drain_gain")? {
+        p.drain_gain = gain(t, "drain_gain", &v, 0.0, 1.0)?;
+    }
+    if let Some(v) = t.take("cwnd_gain")? {
+        p.cwnd_gain = gain(t, "cwnd_gain", &v, 0.0, 10.0)?;
+    }
+    if let Some(v) = t.take("full_bw_threshold")? {
+        p.full_bw_threshold = gain(t, "full_bw_threshold", &v, 1.0, 10.0)?;
+    }
+    if let Some(v) = t.take("pacing_margin")? {
+        let x = t.real(&v, "pacing_margin")?;
+        if !(0.0..0.5).contains(&x) {
+            return Err(ConfigError::new(
+                t.key("pacing_margin"),
+                "must be at least 0 and below 0.5",
+            ));
+        }
+        p.pacing_margin = x;
+    }
+    if let Some(v) = t.take("extra_acked_gain")? {
+        let x = t.real(&v, "extra_acked_gain")?;
+        if !(0.0..=10.0).contains(&x) {
+            return Err(ConfigError::new(
+                t.key("extra_acked_gain"),
+                "must be between 0 and 10 (0: no aggregation allowance)",
+            ));
+        }
+        p.extra_acked_gain = x;
+    }
+    let count = |t: &CcTable, k: &str, v: &toml::Value, lo: i64, hi: i64| match v {
+        toml::Value::Integer(i) => int_in(*i, &t.key(k), lo, hi).map(|x| x as u32),
+        _ => Err(ConfigError::new(t.key(k), "must be an integer")),
+    };
+    if let Some(v) = t.take("bw_window_rounds")? {
+        p.bw_window_rounds = count(t, "bw_window_rounds", &v, 1, 1000)?;
+    }
+    if let Some(v) = t.take("full_bw_rounds")? {
+        p.full_bw_rounds = count(t, "full_bw_rounds", &v, 1, 100)?;
+    }
+    if let Some(v) = t.take("min_cwnd")? {
+        p.min_cwnd = count(t, "min_cwnd", &v, 1, 1000)?;
+    }
+    if let Some(v) = t.take("probe_rtt_interval")? {
+        let q = t.quantity(&v, "probe_rtt_interval")?;
+        p.probe_rtt_interval = quantity_time(&q, &t.key("probe_rtt_interval"), false)?;
+    }
+    if let Some(v) = t.take("probe_rtt_time")? {
+        let q = t.quantity(&v, "probe_rtt_time")?;
+        p.probe_rtt_time = quantity_time(&q, &t.key("probe_rtt_time"), true)?;
+    }
+    if let Some(v) = t.take("long_term")? {
+        p.long_term = v
+            .as_bool()
+            .ok_or_else(|| ConfigError::new(t.key("long_term"), "must be true or false"))?;
+    }
+    Ok(p)
+}
+
+/// BBRv3's parameters from its table.
+fn bbr3_params(t: &mut CcTable) -> Result<Bbr3Params, ConfigError> {
+    let mut p = Bbr3Params::default();
+    let real = |t: &CcTable, k: &str, v: &toml::Value, lo: f64, hi: f64| {
+        let x = t.real(v, k)?;
+        if !(x > lo && x <= hi) {
+            return Err(ConfigError::new(
+                t.key(k),
+                format!("must be above {lo} and at most {hi}"),
+            ));
+        }
+        Ok(x)
+    };
+    for (k, slot, lo, hi) in [
+        ("startup_pacing_gain", &mut p.startup_pacing_gain, 1.0, 10.0),
+        ("drain_pacing_gain", &mut p.drain_pacing_gain, 0.0, 1.0),
+        ("cwnd_gain", &mut p.cwnd_gain, 0.0, 10.0),
+        ("probe_up_cwnd_gain", &mut p.probe_up_cwnd_gain, 0.0, 10.0),
+        ("loss_thresh", &mut p.loss_thresh, 0.0, 0.5),
+        ("beta", &mut p.beta, 0.0, 1.0),
+        ("probe_rtt_cwnd_gain", &mut p.probe_rtt_cwnd_gain, 0.0, 1.0),
+    ] {
+        if let Some(v) = t.take(k)? {
+            *slot = real(t, k, &v, lo, hi)?;
+        }
+    }
+    for (k, slot) in [
+        ("headroom", &mut p.headroom),
+        ("pacing_margin", &mut p.pacing_margin),
+    ] {
+        if let Some(v) = t.take(k)? {
+            let x = t.real(&v, k)?;
+            if !(0.0..0.5).contains(&x) {
+                return Err(ConfigError::new(
+                    t.key(k),
+                    "must be at least 0 and below 0.5",
+                ));
+            }
+            *slot = x;
+        }
+    }
+    for (k, slot, zero) in [
+        ("min_rtt_window", &mut p.min_rtt_window, false),
+        ("probe_rtt_interval", &mut p.probe_rtt_interval, false),
+        ("probe_rtt_time", &mut p.probe_rtt_time, true),
+    ] {
+        if let Some(v) = t.take(k)? {
+            let q = t.quantity(&v, k)?;
+            *slot = quantity_time(&q, &t.key(k), zero)?;
+        }
+    }
+    if let Some(v) = t.take("min_cwnd")? {
+        p.min_cwnd = match v {
+            toml::Value::Integer(i) => int_in(i, &t.key("min_cwnd"), 1, 1000)? as u32,
+            _ => return Err(ConfigError::new(t.key("min_cwnd"), "must be an integer")),
+        };
+    }
+    Ok(p)
+}
+
 /// The parameters of a `[tcp.cc]` table, taken one by one; any left over
 /// is an error naming it.
 struct CcTable<'a> {
@@ -580,7 +752,7 @@ mod tests {
     use crate::config::testing::{err, BASE};
     use crate::config::{Scenario, TrafficKind};
     use crate::time::SimTime;
-    use crate::transport::tcp::{Recovery, TcpConfig};
+    use crate::transport::tcp::{CcKind, Recovery, TcpConfig};
 
     fn bulk_tcp(text: &str) -> TcpConfig {
         let s = Scenario::from_toml(text).unwrap();
@@ -718,8 +890,8 @@ mod tests {
             "tcp.cc.gamma: is not a parameter of this congestion control"
         );
         assert_eq!(
-            err(&format!("{BASE}\n[tcp.cc]\nkind = \"bbr\"\n")),
-            "tcp.cc.kind: unknown congestion control \"bbr\" (known: reno, cubic, dctcp, prague, hybla, fixed)"
+            err(&format!("{BASE}\n[tcp.cc]\nkind = \"vegas\"\n")),
+            "tcp.cc.kind: unknown congestion control \"vegas\" (known: reno, cubic, dctcp, prague, bbr, bbr3, hybla, fixed)"
         );
         assert_eq!(
             err(&format!(
@@ -852,6 +1024,142 @@ mod tests {
                 "{BASE}\n[traffic.tcp]\ncc = \"dctcp\"\n\n[tcp]\necn = true\n"
             )),
             "traffic[0].tcp.ecn: cc = \"dctcp\" needs \"dctcp\" or \"accecn\" feedback (its α counts every mark)"
+        );
+    }
+
+    #[test]
+    fn bbr_table_and_its_errors() {
+        use crate::transport::tcp::cc::BbrParams;
+        const SACK: &str = "[tcp]\nrecovery = \"sack\"\n";
+        let t = bulk_tcp(&format!("{BASE}\n{SACK}cc = \"bbr\"\n"));
+        assert_eq!(t.cc, CcKind::Bbr(BbrParams::default()));
+        assert!(t.pacing, "BBR paces");
+        let t = bulk_tcp(&format!(
+            "{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr\"\nhigh_gain = 2.5\ncwnd_gain = 3\nprobe_rtt_interval = \"5 s\"\nprobe_rtt_time = \"100 ms\"\nmin_cwnd = 2\nbw_window_rounds = 6\nfull_bw_rounds = 2\nfull_bw_threshold = 1.5\npacing_margin = 0\nlong_term = false\nextra_acked_gain = 0\ndrain_gain = 0.5\n"
+        ));
+        assert_eq!(
+            t.cc,
+            CcKind::Bbr(BbrParams {
+                high_gain: 2.5,
+                drain_gain: 0.5,
+                cwnd_gain: 3.0,
+                bw_window_rounds: 6,
+                probe_rtt_interval: SimTime::from_secs(5),
+                probe_rtt_time: SimTime::from_ms(100),
+                min_cwnd: 2,
+                full_bw_threshold: 1.5,
+                full_bw_rounds: 2,
+                pacing_margin: 0.0,
+                long_term: false,
+                extra_acked_gain: 0.0,
+            })
+        );
+        let bbr = |kv: &str| err(&format!("{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr\"\n{kv}\n"));
+        assert_eq!(
+            bbr("high_gain = 0.5"),
+            "tcp.cc.high_gain: must be above 1 and at most 10"
+        );
+        assert_eq!(
+            bbr("cwnd_gain = \"2\""),
+            "tcp.cc.cwnd_gain: must be a number"
+        );
+        assert_eq!(
+            bbr("min_cwnd = 0"),
+            "tcp.cc.min_cwnd: must be between 1 and 1000"
+        );
+        assert_eq!(
+            bbr("full_bw_rounds = 2.5"),
+            "tcp.cc.full_bw_rounds: must be an integer"
+        );
+        assert!(bbr("probe_rtt_interval = \"0 s\"").starts_with("tcp.cc.probe_rtt_interval"));
+        assert_eq!(
+            bbr("pacing_margin = 0.5"),
+            "tcp.cc.pacing_margin: must be at least 0 and below 0.5"
+        );
+        assert_eq!(
+            bbr("long_term = 1"),
+            "tcp.cc.long_term: must be true or false"
+        );
+        assert_eq!(
+            bbr("beta = 0.7"),
+            "tcp.cc.beta: is not a parameter of this congestion control"
+        );
+        // BBR needs SACK and pacing.
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ncc = \"bbr\"\n")),
+            "tcp.recovery: must be \"sack\" with cc = \"bbr\" (its delivery rate counts SACKed segments)"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n{SACK}cc = \"bbr\"\npacing = false\n")),
+            "tcp.pacing: cannot be false with cc = \"bbr\" (BBR sets the pacing rate it sends at)"
+        );
+        // Pacing for a classic control: off by default, on when asked.
+        assert!(!bulk_tcp(&format!("{BASE}\n[tcp]\ncc = \"cubic\"\n")).pacing);
+        assert!(bulk_tcp(&format!("{BASE}\n[tcp]\npacing = true\n")).pacing);
+        // The Linux profile with cc = "bbr" keeps its SACK.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux\"\ncc = \"bbr\"\n"
+        ));
+        assert!(matches!(t.cc, CcKind::Bbr(_)) && t.recovery == Recovery::Sack);
+    }
+
+    #[test]
+    fn bbr3_table_and_its_errors() {
+        use crate::transport::tcp::cc::Bbr3Params;
+        const SACK: &str = "[tcp]\nrecovery = \"sack\"\n";
+        let t = bulk_tcp(&format!("{BASE}\n{SACK}cc = \"bbr3\"\n"));
+        assert_eq!(t.cc, CcKind::Bbr3(Bbr3Params::default()));
+        assert!(t.pacing);
+        let t = bulk_tcp(&format!(
+            "{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr3\"\nbeta = 0.5\nloss_thresh = 0.05\nheadroom = 0.2\nprobe_rtt_interval = \"2 s\"\nmin_rtt_window = \"20 s\"\nprobe_rtt_time = \"0 s\"\nmin_cwnd = 2\nstartup_pacing_gain = 2.5\n"
+        ));
+        assert_eq!(
+            t.cc,
+            CcKind::Bbr3(Bbr3Params {
+                beta: 0.5,
+                loss_thresh: 0.05,
+                headroom: 0.2,
+                probe_rtt_interval: SimTime::from_secs(2),
+                min_rtt_window: SimTime::from_secs(20),
+                probe_rtt_time: SimTime::ZERO,
+                min_cwnd: 2,
+                startup_pacing_gain: 2.5,
+                ..Bbr3Params::default()
+            })
+        );
+        let bbr3 = |kv: &str| {
+            err(&format!(
+                "{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr3\"\n{kv}\n"
+            ))
+        };
+        assert_eq!(
+            bbr3("beta = 1.5"),
+            "tcp.cc.beta: must be above 0 and at most 1"
+        );
+        assert_eq!(
+            bbr3("loss_thresh = 0"),
+            "tcp.cc.loss_thresh: must be above 0 and at most 0.5"
+        );
+        assert_eq!(
+            bbr3("headroom = 0.5"),
+            "tcp.cc.headroom: must be at least 0 and below 0.5"
+        );
+        assert_eq!(
+            bbr3("min_cwnd = \"4\""),
+            "tcp.cc.min_cwnd: must be an integer"
+        );
+        assert!(bbr3("probe_rtt_interval = 5").starts_with("tcp.cc.probe_rtt_interval"));
+        assert_eq!(
+            bbr3("high_gain = 2"),
+            "tcp.cc.high_gain: is not a parameter of this congestion control"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n{SACK}cc = \"bbr3\"\necn = true\n")),
+            "tcp.ecn: cannot be true with cc = \"bbr3\": draft-ietf-ccwg-bbr specifies no response to ECN marks, and an ECN-capable sender must respond to them"
+        );
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ncc = \"bbr3\"\n")),
+            "tcp.recovery: must be \"sack\" with cc = \"bbr3\" (its delivery rate counts SACKed segments)"
         );
     }
 

@@ -209,6 +209,22 @@ columns! {
         /// Payload bytes the flow has delivered in order so far (its rate over
         /// an interval is the difference of two samples).
         pub delivered_bytes: Vec<u64>,
+        /// The pacing rate in force, bit/s of payload (NaN: unpaced).
+        pub pacing_rate_bps: Vec<f64>,
+        /// The congestion control's state: 0 for one without states; BBR
+        /// 1 STARTUP, 2 DRAIN, 3 PROBE_BW, 4 PROBE_RTT; BBRv3 5-8 its
+        /// PROBE_BW phases DOWN, CRUISE, REFILL, UP.
+        pub cc_state: Vec<u8>,
+        /// BBR's pacing and cwnd gains (NaN for other controls): the
+        /// pacing gain shows PROBE_BW's cycle.
+        pub pacing_gain: Vec<f64>,
+        pub cwnd_gain: Vec<f64>,
+        /// BBR's bottleneck-bandwidth estimate, bit/s of payload (NaN for
+        /// other controls).
+        pub bw_estimate_bps: Vec<f64>,
+        /// BBR's min-RTT estimate, seconds (NaN for other controls or
+        /// before a sample).
+        pub min_rtt_s: Vec<f64>,
     }
 }
 

@@ -75,7 +75,7 @@ use crate::transport::udp::UdpSink;
 pub(crate) const SAMPLE_ROW: u64 = 232;
 pub(crate) const DROP_ROW: u64 = 30;
 pub(crate) const CONGESTION_ROW: u64 = 49;
-pub(crate) const CWND_ROW: u64 = 36;
+pub(crate) const CWND_ROW: u64 = 77;
 pub(crate) const TRAFFIC_ROW: u64 = 20;
 pub(crate) const SEQ_ROW: u64 = 29;
 /// Per-flow figures the summary computes at the end.

@@ -433,8 +433,11 @@ impl Simulation {
             let last_hop = seg == n - 1;
             let mut receiver = TcpReceiver::new(this, s.to, s.from, &s.tcp);
             receiver.auto_read = last_hop;
+            let mut sender = Box::new(TcpSender::new(this, s.from, s.to, s.tcp));
+            // The congestion control's own stream (BBR's gain-cycle start).
+            sender.seed_cc(Rng::stream(self.seed, "tcp-cc", this.0 as u64));
             let ends = Endpoints::Tcp {
-                sender: Box::new(TcpSender::new(this, s.from, s.to, s.tcp)),
+                sender,
                 receiver: Box::new(receiver),
             };
             if seg == 0 {

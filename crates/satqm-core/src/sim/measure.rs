@@ -6,6 +6,7 @@
 use super::{Endpoints, Simulation};
 use crate::engine::Event;
 use crate::queue::VqProbe;
+use crate::transport::tcp::cc::CcTrace;
 
 impl Simulation {
     pub(super) fn sample(&mut self) {
@@ -106,19 +107,34 @@ impl Simulation {
                 continue;
             };
             let flow = &self.flows[f.idx()];
-            let (cwnd, ssthresh) = match &flow.ends {
-                Endpoints::Tcp { sender, .. } => (sender.win.cwnd, sender.win.ssthresh),
+            let (cwnd, ssthresh, pacing, cc) = match &flow.ends {
+                Endpoints::Tcp { sender, .. } => (
+                    sender.win.cwnd,
+                    sender.win.ssthresh,
+                    sender.pacing_rate(),
+                    sender.cc_trace(),
+                ),
                 // ATSP's window w in bytes; it has no threshold.
-                Endpoints::Atsp { sender, .. } => {
-                    (sender.w * sender.cfg.packet_size as f64, f64::NAN)
-                }
+                Endpoints::Atsp { sender, .. } => (
+                    sender.w * sender.cfg.packet_size as f64,
+                    f64::NAN,
+                    None,
+                    CcTrace::NONE,
+                ),
                 Endpoints::Udp { .. } | Endpoints::Outside(_) => continue,
             };
-            self.cwnd.time_ns.push(now.ns());
-            self.cwnd.flow.push(f.0);
-            self.cwnd.cwnd_bytes.push(cwnd);
-            self.cwnd.ssthresh_bytes.push(ssthresh);
-            self.cwnd.delivered_bytes.push(flow.delivered);
+            let t = &mut self.cwnd;
+            t.time_ns.push(now.ns());
+            t.flow.push(f.0);
+            t.cwnd_bytes.push(cwnd);
+            t.ssthresh_bytes.push(ssthresh);
+            t.delivered_bytes.push(flow.delivered);
+            t.pacing_rate_bps.push(pacing.map_or(f64::NAN, |r| r * 8.0));
+            t.cc_state.push(cc.state);
+            t.pacing_gain.push(cc.pacing_gain);
+            t.cwnd_gain.push(cc.cwnd_gain);
+            t.bw_estimate_bps.push(cc.bw * 8.0);
+            t.min_rtt_s.push(cc.min_rtt);
         }
     }
 }

@@ -36,6 +36,10 @@ pub enum CcKind {
     Fixed { window: u64 },
     /// CUBIC (RFC 9438, Linux's `tcp_cubic`).
     Cubic(super::cc::CubicParams),
+    /// BBR v1 (Linux's `tcp_bbr`): owns the window, paces.
+    Bbr(super::cc::BbrParams),
+    /// BBR v3 (draft-ietf-ccwg-bbr): owns the window, paces.
+    Bbr3(super::cc::Bbr3Params),
     /// DCTCP (RFC 8257, Linux's `tcp_dctcp`).
     Dctcp(super::cc::DctcpParams),
     /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control, the L4S
@@ -125,6 +129,10 @@ pub struct TcpConfig {
     /// The codepoint of data segments (used when `ecn`).
     pub ecn_codepoint: EcnCodepoint,
     pub rate_cap: Option<Rate>,
+    /// Pace segments (Linux's internal pacing, or fq's): at the pacing
+    /// rate the congestion control sets, or for a classic one Linux's
+    /// default (`tcp_update_pacing_rate()`). BBR always paces.
+    pub pacing: bool,
     pub min_rto: SimTime,
     pub max_rto: SimTime,
     pub initial_rto: SimTime,
@@ -171,6 +179,7 @@ impl Default for TcpConfig {
             ecn_feedback: EcnFeedback::Classic,
             ecn_codepoint: EcnCodepoint::Ect0,
             rate_cap: None,
+            pacing: false,
             min_rto: SimTime::from_secs(1),
             max_rto: SimTime::from_secs(60),
             initial_rto: SimTime::from_secs(1),

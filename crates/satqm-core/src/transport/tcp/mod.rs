@@ -18,6 +18,7 @@
 pub mod cc;
 pub mod config;
 pub mod ecn;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

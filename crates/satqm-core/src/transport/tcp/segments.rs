@@ -84,6 +84,24 @@ pub struct Retired {
     pub latest: Option<(SimTime, u64, bool)>,
 }
 
+/// A segment an ACK delivered, for the delivery-rate sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    pub ordinal: u64,
+    pub sent_at: SimTime,
+    pub end: u64,
+    pub ever_retx: bool,
+}
+
+impl Delivered {
+    /// Sent after `o` (Linux's `tcp_skb_sent_after()`: later, or at the
+    /// same time and further in sequence).
+    #[inline]
+    fn after(&self, o: &Delivered) -> bool {
+        self.sent_at > o.sent_at || (self.sent_at == o.sent_at && self.end > o.end)
+    }
+}
+
 /// The segments in flight, oldest first.
 #[derive(Clone, Debug, Default)]
 pub struct Segments {
@@ -94,9 +112,25 @@ pub struct Segments {
     sacked_bytes: u64,
     /// Bytes of the segments to resend ([`Seg::to_resend`]).
     lost_bytes: u64,
+    /// Bytes ever deemed lost (each marking counts, Linux's `tp->lost`).
+    lost_total: u64,
+    /// Track the segments each ACK delivers, for the delivery rate.
+    rate_track: bool,
+    /// With `rate_track`: the segment sent last among those SACKed since
+    /// the last [`take_pick`](Self::take_pick), or acknowledged without
+    /// having been SACKed before (a SACKed one was delivered then).
+    pick: Option<Delivered>,
+    /// With `rate_track`: the segments newly deemed lost, by ordinal and
+    /// length, until [`drain_lost`](Self::drain_lost).
+    lost_log: Vec<(u64, u32)>,
 }
 
 impl Segments {
+    /// Track the segments each ACK delivers ([`take_pick`](Self::take_pick)).
+    pub fn track_delivery(&mut self) {
+        self.rate_track = true;
+    }
+
     /// A new segment `[start, start + len)` sent at `now`, after all others.
     pub fn push(&mut self, start: u64, len: u32, now: SimTime) {
         self.q.push_back(Seg {
@@ -108,6 +142,29 @@ impl Segments {
             lost: false,
             rtx: false,
         });
+    }
+
+    /// With [`track_delivery`](Self::track_delivery): note the segments
+    /// the cumulative ACK `ack` delivers (those below it not SACKed
+    /// before), before [`retire`](Self::retire) drops them.
+    pub fn note_acked(&mut self, ack: u64) {
+        for (i, s) in self.q.iter().enumerate() {
+            if s.end() > ack {
+                break;
+            }
+            if s.sacked {
+                continue;
+            }
+            let d = Delivered {
+                ordinal: self.first + i as u64,
+                sent_at: s.sent_at,
+                end: s.end(),
+                ever_retx: s.ever_retx,
+            };
+            if self.pick.is_none_or(|p| d.after(&p)) {
+                self.pick = Some(d);
+            }
+        }
     }
 
     /// Drop the segments below the cumulative ACK `ack`, trimming one that
@@ -148,6 +205,26 @@ impl Segments {
             covers_retx,
             latest,
         }
+    }
+
+    /// The segment sent last among those delivered (SACKed, or
+    /// acknowledged without a SACK before) since the last call (with
+    /// [`track_delivery`](Self::track_delivery)).
+    #[inline]
+    pub fn take_pick(&mut self) -> Option<Delivered> {
+        self.pick.take()
+    }
+
+    /// The segments deemed lost since the last call (with
+    /// [`track_delivery`](Self::track_delivery)), by ordinal and length.
+    pub fn drain_lost(&mut self) -> std::vec::Drain<'_, (u64, u32)> {
+        self.lost_log.drain(..)
+    }
+
+    /// Bytes ever deemed lost, each marking counted.
+    #[inline]
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
     }
 
     /// Take `len` bytes of a segment with these bits off the tallies.
@@ -208,6 +285,17 @@ impl Segments {
         }
         s.sacked = true;
         self.sacked_bytes += len;
+        if self.rate_track {
+            let d = Delivered {
+                ordinal: self.first + i as u64,
+                sent_at: s.sent_at,
+                end: s.end(),
+                ever_retx: s.ever_retx,
+            };
+            if self.pick.is_none_or(|p| d.after(&p)) {
+                self.pick = Some(d);
+            }
+        }
         true
     }
 
@@ -217,6 +305,10 @@ impl Segments {
         let s = &mut self.q[i];
         if !s.to_resend() && !s.sacked {
             self.lost_bytes += s.len as u64;
+            self.lost_total += s.len as u64;
+            if self.rate_track {
+                self.lost_log.push((self.first + i as u64, s.len));
+            }
         }
         s.lost = true;
         s.rtx = false;

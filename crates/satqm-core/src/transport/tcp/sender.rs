@@ -1,6 +1,11 @@
 //! The TCP sender: connection state, send sequence, window, RTT estimator
 //! and timers (retransmission per RFC 6298, pacing, the ECN hold).
 //!
+//! A congestion control that owns the window (BBR) gets the delivery-rate
+//! sample of every ACK ([`super::rate`]) and sets cwnd and the pacing
+//! rate itself after loss recovery has seen the ACK; the recovery's own
+//! window changes are undone, so that it only chooses what to send.
+//!
 //! Sequence numbers are byte offsets from 0 that never wrap. The segments
 //! in flight are kept in [`Segments`], from which the sender takes RTT
 //! samples under Karn's rule. How losses are detected and repaired is the
@@ -14,9 +19,10 @@ use crate::packet::{flags, Packet, PacketKind, TCP_IP_HEADER};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
-use super::cc::{AckSample, Cc, EcnSample, Signal, Window};
+use super::cc::{AckSample, CaState, Cc, CcTrace, Control, EcnSample, Signal, Window};
 use super::config::{CcRules, EcnFeedback, Recovery, RtoRule, TcpConfig};
 use super::ecn::{accecn_ce_delta, FeedbackReader};
+use super::rate::RateEstimator;
 use super::recovery::{AfterTimeout, AnyRecovery, Conn, DupAck, NewAck};
 use super::rtt::RttEstimator;
 use super::segments::Segments;
@@ -85,6 +91,19 @@ pub struct TcpSender {
     /// `snd_una` when the retransmission timer last fired, until an ACK
     /// moves it: a timeout for the same segment again holds ssthresh.
     timer_retx_una: Option<u64>,
+    /// The delivery-rate estimator, for a congestion control that asks
+    /// for it.
+    rate: Option<Box<RateEstimator>>,
+    /// The congestion control sets cwnd and the pacing rate on every ACK.
+    owns: bool,
+    /// The pacing rate, bytes of payload per second; `None`: unpaced.
+    pacing_rate: Option<f64>,
+    /// `pipe` before the ACK being processed (with the rate estimator).
+    prior_pipe: u64,
+    /// Segments wait for the pacer (`rate_cap`, or pacing).
+    paced: bool,
+    /// Each transmission is seen by the pacer or the rate estimator.
+    send_hooks: bool,
 }
 
 /// Whether the congestion window limits the sender, tracked per window of
@@ -130,6 +149,12 @@ impl TcpSender {
         let rtt = RttEstimator::new(cfg.rto_rule, cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let cc = Cc::new(cfg.cc, cfg.cc_rules);
         let cwnd = cc.initial_window((cfg.initial_window * cfg.mss) as f64);
+        let owns = cc.owns_window();
+        let rate = cc.wants_rate_sample().then(Box::<RateEstimator>::default);
+        let mut segs = Segments::default();
+        if rate.is_some() {
+            segs.track_delivery();
+        }
         TcpSender {
             flow,
             src,
@@ -147,7 +172,7 @@ impl TcpSender {
             },
             cc,
             rec: AnyRecovery::new(cfg.recovery, cfg.dupack_threshold, cfg.mss, cfg.rack),
-            segs: Segments::default(),
+            segs,
             rtt,
             rto_deadline: None,
             pace_next: SimTime::ZERO,
@@ -168,8 +193,34 @@ impl TcpSender {
             tlp_high_seq: None,
             ack_rtt: None,
             stats: SenderStats::default(),
+            owns,
+            pacing_rate: None,
+            prior_pipe: 0,
+            paced: cfg.rate_cap.is_some() || cfg.pacing || owns,
+            send_hooks: cfg.rate_cap.is_some() || cfg.pacing || owns || rate.is_some(),
+            rate,
             cfg,
         }
+    }
+
+    /// Give the congestion control the connection's own random stream.
+    pub fn seed_cc(&mut self, rng: crate::rng::Rng) {
+        self.cc.seed(rng);
+    }
+
+    /// The pacing rate in force, bytes of payload per second.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        self.pacing_rate
+    }
+
+    /// The congestion control's state, for the window traces.
+    pub fn cc_trace(&self) -> CcTrace {
+        self.cc.trace()
+    }
+
+    /// The last delivery-rate sample, if the estimator runs.
+    pub fn rate_sample(&self) -> Option<&super::rate::RateSample> {
+        self.rate.as_ref().map(|r| &r.last)
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -188,6 +239,7 @@ impl TcpSender {
             self.send_syn(em);
         } else {
             self.state = SenderState::Established;
+            self.on_established(em.now);
             self.output(em);
         }
     }
@@ -347,8 +399,12 @@ impl TcpSender {
                     self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
                 } else {
                     self.take_rtt_sample(em.now - self.syn_sent_at);
+                    if let Some(r) = &mut self.rate {
+                        r.note_rtt(em.now - self.syn_sent_at);
+                    }
                 }
                 self.rto_deadline = None;
+                self.on_established(em.now);
                 self.output(em);
                 return;
             }
@@ -356,6 +412,9 @@ impl TcpSender {
             _ => return,
         }
         let ack = pkt.ack.min(self.snd_max);
+        if self.rate.is_some() {
+            self.prior_pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+        }
         let rwnd_changed = pkt.rwnd != self.peer_rwnd;
         self.peer_rwnd = pkt.rwnd;
         let classic = self.cfg.ecn_feedback == EcnFeedback::Classic;
@@ -377,13 +436,18 @@ impl TcpSender {
         self.ack_rtt = None;
         let mut dupack = false;
         if ack > self.snd_una {
-            self.on_new_ack(ack, !ece, em);
-        } else if ack == self.snd_una
-            && self.snd_max > self.snd_una
-            && (!rwnd_changed || pkt.n_sack > 0)
-        {
-            dupack = true;
-            self.on_dupack(em);
+            self.on_new_ack(ack, !ece, pkt.has(flags::ECE), em);
+        } else {
+            if ack == self.snd_una && self.rate.is_some() {
+                self.sample_rate(em.now, pkt.has(flags::ECE));
+            }
+            if ack == self.snd_una
+                && self.snd_max > self.snd_una
+                && (!rwnd_changed || pkt.n_sack > 0)
+            {
+                dupack = true;
+                self.on_dupack(em);
+            }
         }
         if self.cfg.ecn && !classic && ack >= self.snd_una {
             self.read_feedback(pkt, delivered_before, dupack, em.now);
@@ -406,6 +470,13 @@ impl TcpSender {
 
         if classic && pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
+        }
+        if self.owns {
+            if ack >= self.snd_una {
+                self.cong_control(em.now);
+            }
+        } else if self.cfg.pacing {
+            self.pacing_rate = self.linux_pacing_rate();
         }
         self.output(em);
         if self.cfg.tlp {
@@ -464,13 +535,130 @@ impl TcpSender {
         }
     }
 
+    /// The connection is established: a controller that owns the window
+    /// sets its first pacing rate; a paced classic one gets Linux's.
+    fn on_established(&mut self, now: SimTime) {
+        if self.owns {
+            let mut c = self.control_context(now);
+            self.cc.on_established(&mut self.win, &mut c);
+            self.pacing_rate = c.pacing_rate;
+        } else if self.cfg.pacing {
+            self.pacing_rate = self.linux_pacing_rate();
+        }
+    }
+
+    /// What a controller that owns the window reads of the connection.
+    fn control_context(&self, now: SimTime) -> Control {
+        let state = if self.rec.in_recovery() {
+            CaState::Recovery
+        } else if !self.rec.is_open(self.snd_una) {
+            CaState::Loss
+        } else {
+            CaState::Open
+        };
+        let r = self.rate.as_deref();
+        Control {
+            now,
+            mss: self.cfg.mss,
+            state,
+            inflight: self.rec.pipe(&self.segs, self.snd_una, self.snd_max),
+            delivered: r.map_or(0, |r| r.delivered),
+            delivered_time: r.map_or(now, |r| r.delivered_time),
+            lost: self.segs.lost_total(),
+            srtt: self.rtt.srtt(),
+            min_rtt: r.and_then(|r| r.min_rtt()),
+            edt: self.pace_next.max(now),
+            cwnd_limited: self.cwnd_use.limited,
+            pacing_rate: self.pacing_rate,
+            mark_app_limited: false,
+        }
+    }
+
+    /// The delivery-rate sample of the ACK being processed, from the
+    /// segment sent last among those it delivered (`tcp_rate_skb_delivered()`,
+    /// `tcp_rate_gen()`).
+    #[inline(never)]
+    fn sample_rate(&mut self, now: SimTime, ece: bool) {
+        let pick = self.segs.take_pick();
+        let Some(r) = self.rate.as_deref_mut() else {
+            return;
+        };
+        if let Some(d) = pick {
+            r.on_delivered(d.ordinal, d.sent_at, d.end, d.ever_retx);
+        }
+        // Segments deemed lost since the last ACK (a timeout's, the SACK
+        // blocks'), before their snapshots go.
+        for (ordinal, len) in self.segs.drain_lost() {
+            r.note_lost(ordinal, len);
+        }
+        r.retire_to(self.segs.first_ordinal());
+        let delivered = self.snd_una + self.segs.sacked_bytes();
+        r.generate(now, delivered, self.segs.lost_total(), self.prior_pipe, ece);
+    }
+
+    /// Linux's `cong_control`: after recovery has seen the ACK, the
+    /// controller sets cwnd and the pacing rate from the rate sample.
+    #[inline(never)]
+    fn cong_control(&mut self, now: SimTime) {
+        let lost = self.segs.lost_total();
+        let Some(r) = self.rate.as_deref_mut() else {
+            return;
+        };
+        // Losses recovery found after the sample was taken (a fast
+        // retransmit's, RACK's) are this ACK's too.
+        r.add_losses(lost);
+        for (ordinal, len) in self.segs.drain_lost() {
+            r.note_lost(ordinal, len);
+        }
+        let rs = r.last;
+        let losses = std::mem::take(&mut r.lost_events);
+        let mut c = self.control_context(now);
+        for l in &losses {
+            self.cc.on_lost(l, &c);
+        }
+        if let Some(r) = self.rate.as_deref_mut() {
+            // Keep the buffer for the next ACK.
+            r.lost_events = losses;
+            r.lost_events.clear();
+        }
+        self.cc.control(&mut self.win, &rs, &mut c);
+        self.pacing_rate = c.pacing_rate;
+        if c.mark_app_limited {
+            let pipe = c.inflight;
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.mark_app_limited(pipe);
+            }
+        }
+    }
+
+    /// Linux's pacing rate for a classic controller
+    /// (`tcp_update_pacing_rate()`): twice cwnd per SRTT early in slow
+    /// start (cwnd below half of ssthresh), 1.2 times after; none before
+    /// the first RTT sample.
+    fn linux_pacing_rate(&self) -> Option<f64> {
+        self.rtt.srtt().map(|srtt| {
+            let flight = (self.snd_max - self.snd_una) as f64;
+            let ratio = if self.win.cwnd < self.win.ssthresh / 2.0 {
+                2.0
+            } else {
+                1.2
+            };
+            ratio * self.win.cwnd.max(flight) / srtt.secs_f64().max(1e-6)
+        })
+    }
+
     /// RACK's loss detection (a no-op without it); a recovery it starts
     /// is logged and its first segment resent at once.
     fn rack_detect(&mut self, em: &mut Emit) {
         let before = self.win.cwnd;
         let srtt = self.rtt.srtt();
+        let owned = self.owns.then_some(before);
         let (rec, mut c) = self.recovery();
-        if rec.rack_detect(&mut c, em.now, srtt) {
+        let started = rec.rack_detect(&mut c, em.now, srtt);
+        if let Some(cwnd) = owned {
+            self.win.cwnd = cwnd;
+        }
+        if started {
             self.log_loss(em.now, before);
             self.retransmit_at(self.snd_una, em);
         }
@@ -530,7 +718,7 @@ impl TcpSender {
 
     // ----- ACK processing ---------------------------------------------------
 
-    fn on_new_ack(&mut self, ack: u64, grow: bool, em: &mut Emit) {
+    fn on_new_ack(&mut self, ack: u64, grow: bool, ece: bool, em: &mut Emit) {
         let now = em.now;
         let acked = ack - self.snd_una;
         // Retire acknowledged segments and time the ACK. Under RFC 6298
@@ -539,6 +727,9 @@ impl TcpSender {
         // rule): a cumulative ACK that jumps a repaired hole would
         // otherwise time the whole recovery. Linux's rule times it by the
         // oldest segment's last sending, as its timestamps do.
+        if self.rate.is_some() {
+            self.segs.note_acked(ack);
+        }
         let retired = self.segs.retire(ack, self.cfg.rack);
         if let (true, Some((sent_at, end, ever_retx))) = (self.cfg.rack, retired.latest) {
             self.rec.on_delivered(sent_at, end, ever_retx, now);
@@ -564,11 +755,19 @@ impl TcpSender {
         if self.snd_nxt < ack {
             self.snd_nxt = ack;
         }
+        if self.rate.is_some() {
+            self.sample_rate(now, ece);
+        }
 
+        let owned = self.owns.then_some(self.win.cwnd);
         let (rec, mut c) = self.recovery();
-        let restart_timer = match rec.on_new_ack(&mut c, acked) {
+        let decision = rec.on_new_ack(&mut c, acked);
+        if let Some(cwnd) = owned {
+            self.win.cwnd = cwnd;
+        }
+        let restart_timer = match decision {
             NewAck::Grow => {
-                if grow && self.cwnd_use.allows_growth(&self.win) {
+                if grow && !self.owns && self.cwnd_use.allows_growth(&self.win) {
                     let s = AckSample {
                         now,
                         acked,
@@ -577,6 +776,7 @@ impl TcpSender {
                         srtt: self.rtt.srtt(),
                         snd_una: self.snd_una,
                         snd_max: self.snd_max,
+                        rate: self.rate.as_deref().map(|r| &r.last),
                     };
                     self.cc.on_ack(&mut self.win, &s);
                 }
@@ -602,8 +802,13 @@ impl TcpSender {
 
     fn on_dupack(&mut self, em: &mut Emit) {
         let before = self.win.cwnd;
+        let owned = self.owns.then_some(before);
         let (rec, mut c) = self.recovery();
-        match rec.on_dupack(&mut c) {
+        let decision = rec.on_dupack(&mut c);
+        if let Some(cwnd) = owned {
+            self.win.cwnd = cwnd;
+        }
+        match decision {
             DupAck::Wait => {}
             DupAck::FastRetransmit => {
                 self.log_loss(em.now, before);
@@ -656,6 +861,13 @@ impl TcpSender {
     /// paper's experiments), until an ACK arrives without ECN-Echo.
     fn on_ecn_echo(&mut self, now: SimTime) {
         if !self.cfg.ecn || self.rec.in_recovery() || self.snd_una <= self.ecn_recover {
+            return;
+        }
+        if self.owns {
+            // A controller that owns the window sees the echo in its rate
+            // sample; the sender only confirms it with CWR.
+            self.ecn_recover = self.snd_max;
+            self.cwr_pending = true;
             return;
         }
         let mss = self.cfg.mss as f64;
@@ -721,6 +933,15 @@ impl TcpSender {
         if rec.on_timeout(&mut c) == AfterTimeout::GoBackN {
             self.snd_nxt = self.snd_una;
         }
+        if self.owns {
+            self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
+            let mut c = self.control_context(now);
+            self.cc.on_loss_state(&mut c);
+            let lost = self.segs.lost_total();
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.sync_lost(lost);
+            }
+        }
         self.rto_deadline = Some(now + self.rtt.rto());
         self.output(em);
     }
@@ -744,7 +965,7 @@ impl TcpSender {
 
     /// Pacing gate for the rate cap; true if a segment may leave now.
     fn pace_ok(&mut self, now: SimTime) -> bool {
-        if self.cfg.rate_cap.is_none() || now >= self.pace_next {
+        if !self.paced || now >= self.pace_next {
             return true;
         }
         self.pace_blocked = true;
@@ -773,8 +994,8 @@ impl TcpSender {
         if self.closed && start + len as u64 >= self.app_limit {
             p.flags |= flags::FIN;
         }
-        if let Some(rate) = self.cfg.rate_cap {
-            self.pace_next = self.pace_next.max(now) + rate.tx_time(p.size);
+        if self.send_hooks {
+            self.on_transmit(start, retx, now, p.size, len);
         }
         self.stats.segments_sent += 1;
         if retx {
@@ -789,6 +1010,56 @@ impl TcpSender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         em.send(p);
+    }
+
+    /// A data segment `[start, start + len)` of `size` bytes leaves at
+    /// `now`: the rate estimator's snapshot, then the pacer's next
+    /// departure.
+    #[inline(never)]
+    fn on_transmit(&mut self, start: u64, retx: bool, now: SimTime, size: u32, len: u32) {
+        if self.rate.is_some() {
+            self.rate_on_send(start, retx, now);
+        }
+        if self.paced {
+            self.pace_next = self.next_departure(now, size, len);
+        }
+    }
+
+    /// When the pacer lets the segment after one of `size` bytes (`len` of
+    /// payload) sent at `now` go: the rate cap counts whole packets, the
+    /// pacing rate payload, as Linux's internal pacing does
+    /// (`tcp_update_skb_after_send()`); the slower of the two holds.
+    #[inline]
+    fn next_departure(&self, now: SimTime, size: u32, len: u32) -> SimTime {
+        let cap = self.cfg.rate_cap.map_or(SimTime::ZERO, |r| r.tx_time(size));
+        let pace = match self.pacing_rate {
+            Some(r) if r > 0.0 && r.is_finite() => SimTime::from_secs_f64(len as f64 / r),
+            _ => SimTime::ZERO,
+        };
+        self.pace_next.max(now) + cap.max(pace)
+    }
+
+    /// The rate estimator's snapshot of segment `start`, (re)sent now; a
+    /// transmission that starts from an empty pipe while the application
+    /// limited the sender restarts the controller from idle.
+    fn rate_on_send(&mut self, start: u64, retx: bool, now: SimTime) {
+        let Some(i) = self.segs.index(start) else {
+            return;
+        };
+        let ordinal = self.segs.first_ordinal() + i as u64;
+        let pipe_empty = !retx && self.segs.len() == 1;
+        let inflight = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+        let lost = self.segs.lost_total();
+        let mut app_limited = false;
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_send(ordinal, now, pipe_empty, inflight, lost);
+            app_limited = r.app_limited();
+        }
+        if pipe_empty && app_limited && self.owns {
+            let mut c = self.control_context(now);
+            self.cc.on_tx_start(&mut self.win, &mut c);
+            self.pacing_rate = c.pacing_rate;
+        }
     }
 
     /// Resend the segment starting at `seq` now (fast retransmit, partial
@@ -876,6 +1147,9 @@ impl TcpSender {
                 return false;
             }
             let Some(len) = self.new_segment_len() else {
+                if self.rate.is_some() {
+                    self.check_app_limited(cwnd);
+                }
                 return false;
             };
             let in_flight = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
@@ -886,6 +1160,18 @@ impl TcpSender {
                 return false;
             }
             self.send_new_segment(len, em);
+        }
+    }
+
+    /// The sender has nothing to send with room in the window and no loss
+    /// to repair: the application limits it (`tcp_rate_check_app_limited()`).
+    #[inline(never)]
+    fn check_app_limited(&mut self, cwnd: u64) {
+        let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+        if pipe < cwnd && self.segs.lost_bytes() == 0 {
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.mark_app_limited(pipe);
+            }
         }
     }
 
@@ -935,17 +1221,13 @@ impl TcpSender {
     /// Memory the unacknowledged segments hold in the send buffer.
     fn memory_in_flight(&self) -> u64 {
         let mss = self.cfg.mss as f64;
-        // Linux's pacing rate (tcp_update_pacing_rate()): twice cwnd per
-        // SRTT early in slow start, 1.2 times after.
-        let pacing = self.rtt.srtt().map(|srtt| {
-            let flight = (self.snd_max - self.snd_una) as f64;
-            let ratio = if self.win.cwnd < self.win.ssthresh / 2.0 {
-                2.0
-            } else {
-                1.2
-            };
-            ratio * self.win.cwnd.max(flight) / srtt.secs_f64().max(1e-6)
-        });
+        // The pacing rate sizes Linux's TSO bursts: the controller's own,
+        // or the default a classic one would get.
+        let pacing = if self.owns {
+            self.pacing_rate
+        } else {
+            self.linux_pacing_rate()
+        };
         let overhead = SendBuffer::overhead_per_segment(self.cfg.mss, pacing);
         let unsacked = self.segs.len() as f64 - (self.segs.sacked_bytes() as f64 / mss).floor();
         (self.snd_max - self.snd_una) + (overhead * unsacked.max(0.0)) as u64

@@ -802,3 +802,108 @@ fn rack_deems_a_segment_lost_by_time_with_fewer_than_three_sacks() {
     let t = out[1].1.secs_f64();
     assert!((0.12..0.14).contains(&t), "resent at {t}");
 }
+
+/// With `pacing`, a classic control is paced at Linux's default rate once
+/// there is an RTT sample (`tcp_update_pacing_rate()`: twice cwnd per SRTT
+/// in slow start): one segment per ACK's worth of window leaves now, the
+/// next at `len / rate`; without it, the whole window at once.
+#[test]
+fn pacing_spaces_a_classic_controls_segments() {
+    let paced = TcpConfig {
+        pacing: true,
+        ..cfg(Recovery::NewReno)
+    };
+    for (c, want_now) in [(paced, 1), (cfg(Recovery::NewReno), 2)] {
+        let pacing = c.pacing;
+        let (mut s, out) = opened(c, None);
+        // No RTT sample yet: not paced.
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.pacing_rate(), None);
+        let t = SimTime::from_ms(100);
+        let sent = feed(&mut s, &ack(1, &[]), t);
+        assert_eq!(sent.len(), want_now, "pacing {pacing}");
+        if !pacing {
+            assert_eq!(s.next_wakeup(), s.next_wakeup().filter(|w| *w > t));
+            continue;
+        }
+        // cwnd 3 segments, SRTT 100 ms, ssthresh unbounded: 2 × 3000 B /
+        // 0.1 s = 60 kB/s, so 1000 bytes every 16.67 ms.
+        let rate = s.pacing_rate().unwrap();
+        assert!((rate - 60_000.0).abs() < 1e-6, "{rate}");
+        let next = t + SimTime::from_secs_f64(1000.0 / 60_000.0);
+        assert_eq!(s.next_wakeup(), Some(next));
+        let mut out = Vec::new();
+        let mut uid = 0;
+        s.on_timer(&mut Emit {
+            now: next,
+            out: &mut out,
+            next_uid: &mut uid,
+        });
+        assert_eq!(seqs(&out), vec![3]);
+    }
+}
+
+fn bbr_cfg() -> TcpConfig {
+    TcpConfig {
+        cc: super::CcKind::Bbr(super::cc::BbrParams::default()),
+        pacing: true,
+        ..cfg(Recovery::Sack)
+    }
+}
+
+/// BBR owns the window: each ACK's rate sample sets cwnd and the pacing
+/// rate; a fast retransmit neither halves cwnd nor sets ssthresh, and the
+/// first round of recovery conserves packets (cwnd = in flight + newly
+/// delivered).
+#[test]
+fn bbr_sets_the_window_itself_in_recovery() {
+    let (mut s, out) = opened(bbr_cfg(), Some(10));
+    // Established without a handshake: 1 ms nominal RTT, 10 segments,
+    // high gain (tcp_bbr.c's bbr_init_pacing_rate_from_rtt()): the first
+    // segment leaves now, the others one pacing interval apart.
+    let r0 = s.pacing_rate().unwrap();
+    assert!(
+        (r0 - 2.88671875 * 10_000.0 / 1e-3 * 0.99).abs() < 1e-3,
+        "{r0}"
+    );
+    assert_eq!(out.len(), 1);
+    let gap = SimTime::from_secs_f64(MSS as f64 / r0);
+    let mut sent = 1;
+    let mut uid = 0;
+    while let Some(w) = s.next_wakeup().filter(|w| *w < SimTime::from_ms(10)) {
+        let mut out = Vec::new();
+        s.on_timer(&mut Emit {
+            now: w,
+            out: &mut out,
+            next_uid: &mut uid,
+        });
+        assert_eq!(w, SimTime::ZERO + SimTime::from_ns(gap.ns() * sent));
+        sent += out.len() as u64;
+    }
+    assert_eq!(sent, 10);
+    // The ACK of segment 0 at 100 ms: STARTUP grows cwnd by what is
+    // delivered, the rate sample gives an RTT of 100 ms.
+    let t = SimTime::from_ms(100);
+    feed(&mut s, &ack(1, &[]), t);
+    let rs = *s.rate_sample().unwrap();
+    assert_eq!(rs.rtt, Some(SimTime::from_ms(100)));
+    assert_eq!((rs.acked_sacked, rs.delivered), (MSS, MSS));
+    assert!(rs.valid);
+    assert_eq!(s.win.cwnd, 11.0 * MSS as f64);
+    let trace = s.cc_trace();
+    assert_eq!(trace.state, 1);
+    // Segment 1 lost: SACKs for 2, 3, 4 start a SACK recovery.
+    let before = s.win.cwnd;
+    for n in 2..=4 {
+        feed(&mut s, &ack(1, &[(2, n + 1)]), t);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.stats.fast_retransmits, 1);
+    // Packet conservation: the SACKed segments left the network, each
+    // ACK let one more in: cwnd = pipe + delivered, not ssthresh.
+    assert!(s.win.ssthresh.is_infinite(), "BBR keeps ssthresh");
+    assert_ne!(s.win.cwnd, before / 2.0);
+    let rs = *s.rate_sample().unwrap();
+    assert_eq!(rs.acked_sacked, MSS);
+    assert_eq!(rs.losses, MSS, "the head was deemed lost on this ACK");
+}

@@ -308,7 +308,7 @@ impl HyStart {
 mod tests {
     use super::*;
 
-    fn sample(acked_segments: u64, now: SimTime, rtt: Option<SimTime>) -> AckSample {
+    fn sample(acked_segments: u64, now: SimTime, rtt: Option<SimTime>) -> AckSample<'static> {
         AckSample {
             now,
             acked: acked_segments * 1000,
@@ -317,6 +317,7 @@ mod tests {
             srtt: rtt,
             snd_una: 0,
             snd_max: 0,
+            rate: None,
         }
     }
 

@@ -1,10 +1,23 @@
 //! Congestion control: how the window grows on ACKs and how far it falls on
 //! a congestion signal. Loss *recovery* (when the signal is raised, which
 //! segments to resend) lives in [`super::recovery`]; this interface only
-//! moves `cwnd` and `ssthresh`, so a new
-//! algorithm (Hybla, CUBIC, ...) is one file implementing
-//! [`CongestionControl`] plus one arm in [`Cc`].
+//! moves `cwnd` and `ssthresh` (and, for a controller that owns the
+//! window, the pacing rate), so a new algorithm (Hybla, CUBIC, BBR, ...)
+//! is one file implementing [`CongestionControl`] plus one arm in [`Cc`].
+//!
+//! Two kinds, as Linux splits `tcp_congestion_ops`:
+//!
+//! * classic controls (`cong_avoid`/`ssthresh`): [`CongestionControl::on_ack`]
+//!   grows the window outside recovery, [`CongestionControl::ssthresh_after`]
+//!   says where it falls, and the recovery drives it through a loss episode;
+//! * controls that own the window (`cong_control(rate_sample)`):
+//!   [`CongestionControl::owns_window`] is true, and
+//!   [`CongestionControl::control`] sets cwnd and the pacing rate on every
+//!   ACK, in recovery too, from the delivery-rate sample
+//!   ([`super::rate`]); the recovery then only chooses what to send.
 
+mod bbr;
+mod bbr3;
 mod cubic;
 mod dctcp;
 mod fixed;
@@ -12,6 +25,8 @@ mod hybla;
 mod prague;
 mod reno;
 
+pub use bbr::{Bbr, BbrMode, BbrParams};
+pub use bbr3::{Bbr3, Bbr3Mode, Bbr3Params};
 pub use cubic::{Cubic, CubicParams, HyStartKind};
 pub use dctcp::{Dctcp, DctcpParams, MarkedFraction};
 pub use fixed::Fixed;
@@ -19,8 +34,11 @@ pub use hybla::Hybla;
 pub use prague::{Prague, PragueParams};
 pub use reno::Reno;
 
+use crate::rng::Rng;
 use crate::time::SimTime;
 use crate::transport::tcp::config::{CcKind, CcRules};
+pub use crate::transport::tcp::rate::LostSegment;
+use crate::transport::tcp::rate::RateSample;
 
 /// The window variables congestion control moves, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,7 +51,7 @@ pub struct Window {
 /// congestion control (Linux's `cong_avoid` arguments with the RTT sample
 /// of `pkts_acked`).
 #[derive(Clone, Copy, Debug)]
-pub struct AckSample {
+pub struct AckSample<'a> {
     pub now: SimTime,
     /// Bytes newly acknowledged.
     pub acked: u64,
@@ -46,12 +64,15 @@ pub struct AckSample {
     pub snd_una: u64,
     /// One past the highest byte sent.
     pub snd_max: u64,
+    /// This ACK's delivery-rate sample, for a controller that asked for
+    /// one ([`CongestionControl::wants_rate_sample`]).
+    pub rate: Option<&'a RateSample>,
 }
 
-impl AckSample {
+impl AckSample<'_> {
     /// A sample of `acked` bytes with no RTT sample (tests).
     #[cfg(test)]
-    pub fn of(acked: u64, mss: u32, srtt: Option<SimTime>) -> AckSample {
+    pub fn of(acked: u64, mss: u32, srtt: Option<SimTime>) -> AckSample<'static> {
         AckSample {
             now: SimTime::ZERO,
             acked,
@@ -60,6 +81,69 @@ impl AckSample {
             srtt,
             snd_una: 0,
             snd_max: 0,
+            rate: None,
+        }
+    }
+}
+
+/// The loss-recovery state a controller that owns the window sees, as
+/// Linux's `icsk_ca_state` (CWR and Disorder fold into `Open`: they do not
+/// change what such a controller does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    /// Fast recovery.
+    Recovery,
+    /// Repairing the losses of a retransmission timeout.
+    Loss,
+}
+
+/// What a controller that owns the window reads of the connection, and the
+/// pacing decisions it writes back.
+#[derive(Clone, Copy, Debug)]
+pub struct Control {
+    pub now: SimTime,
+    pub mss: u32,
+    pub state: CaState,
+    /// Bytes in the network now (`pipe`).
+    pub inflight: u64,
+    /// Bytes delivered so far, and when the last were.
+    pub delivered: u64,
+    pub delivered_time: SimTime,
+    /// Bytes ever deemed lost.
+    pub lost: u64,
+    pub srtt: Option<SimTime>,
+    /// The smallest RTT the connection has seen (the handshake's included).
+    pub min_rtt: Option<SimTime>,
+    /// When the pacer lets the next segment go (now, if it would now).
+    pub edt: SimTime,
+    /// cwnd limited the sender in the current window of data.
+    pub cwnd_limited: bool,
+    /// The pacing rate, bytes of payload per second (in and out).
+    pub pacing_rate: Option<f64>,
+    /// Out: the controller asks that samples from now on count as
+    /// application-limited (BBR's PROBE_RTT).
+    pub mark_app_limited: bool,
+}
+
+impl Control {
+    /// A context at `now` with nothing in flight (tests).
+    #[cfg(test)]
+    pub fn at(now: SimTime, mss: u32) -> Control {
+        Control {
+            now,
+            mss,
+            state: CaState::Open,
+            inflight: 0,
+            delivered: 0,
+            delivered_time: now,
+            lost: 0,
+            srtt: None,
+            min_rtt: None,
+            edt: now,
+            cwnd_limited: false,
+            pacing_rate: None,
+            mark_app_limited: false,
         }
     }
 }
@@ -133,6 +217,67 @@ pub trait CongestionControl {
     fn grows_through_cwr(&self) -> bool {
         false
     }
+    /// The controller needs the delivery-rate sample of every ACK.
+    fn wants_rate_sample(&self) -> bool {
+        false
+    }
+
+    /// The controller sets cwnd and the pacing rate itself on every ACK
+    /// ([`control`](Self::control)); recovery leaves the window alone.
+    fn owns_window(&self) -> bool {
+        false
+    }
+
+    /// The connection is established (Linux's `init`): a controller that
+    /// owns the window sets its first pacing rate.
+    fn on_established(&mut self, _w: &mut Window, _c: &mut Control) {}
+
+    /// Every ACK, for a controller that owns the window (Linux's
+    /// `cong_control`), after loss recovery has looked at it.
+    fn control(&mut self, _w: &mut Window, _rs: &RateSample, _c: &mut Control) {}
+
+    /// A segment was newly deemed lost, for a controller that owns the
+    /// window (BBRv3's per-loss step); called before [`control`](Self::control)
+    /// on the ACK that found it.
+    fn on_lost(&mut self, _l: &LostSegment, _c: &Control) {}
+
+    /// A retransmission timeout put the connection in the Loss state
+    /// (Linux's `set_state(TCP_CA_Loss)`), for a controller that owns the
+    /// window.
+    fn on_loss_state(&mut self, _c: &mut Control) {}
+
+    /// Transmission restarts with nothing in flight while the application
+    /// limited the sender (Linux's `CA_EVENT_TX_START`).
+    fn on_tx_start(&mut self, _w: &mut Window, _c: &mut Control) {}
+
+    /// The controller's state for the window traces.
+    fn trace(&self) -> CcTrace {
+        CcTrace::NONE
+    }
+}
+
+/// What the window traces show of a controller's state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcTrace {
+    /// The controller's state (BBR: [`BbrMode`] as 1-4, BBRv3:
+    /// [`Bbr3Mode`]); 0 without states.
+    pub state: u8,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+    /// Its bandwidth estimate, bytes per second.
+    pub bw: f64,
+    /// Its minimum-RTT estimate, seconds.
+    pub min_rtt: f64,
+}
+
+impl CcTrace {
+    pub const NONE: CcTrace = CcTrace {
+        state: 0,
+        pacing_gain: f64::NAN,
+        cwnd_gain: f64::NAN,
+        bw: f64::NAN,
+        min_rtt: f64::NAN,
+    };
 }
 
 /// Enum dispatch over the congestion controls.
@@ -144,6 +289,8 @@ pub enum Cc {
     Cubic(Box<Cubic>),
     Dctcp(Box<Dctcp>),
     Prague(Box<Prague>),
+    Bbr(Box<Bbr>),
+    Bbr3(Box<Bbr3>),
 }
 
 impl Cc {
@@ -157,9 +304,12 @@ impl Cc {
             CcKind::Cubic(p) => Cc::Cubic(Box::new(Cubic::new(p, rules))),
             CcKind::Dctcp(p) => Cc::Dctcp(Box::new(Dctcp::new(p, rules))),
             CcKind::Prague(p) => Cc::Prague(Box::new(Prague::new(p, rules))),
+            CcKind::Bbr(p) => Cc::Bbr(Box::new(Bbr::new(p, Rng::stream(0, "bbr", 0)))),
+            CcKind::Bbr3(p) => Cc::Bbr3(Box::new(Bbr3::new(p, Rng::stream(0, "bbr3", 0)))),
         }
     }
 
+    #[inline]
     fn inner(&mut self) -> &mut dyn CongestionControl {
         match self {
             Cc::Reno(c) => c,
@@ -168,6 +318,8 @@ impl Cc {
             Cc::Cubic(c) => c.as_mut(),
             Cc::Dctcp(c) => c.as_mut(),
             Cc::Prague(c) => c.as_mut(),
+            Cc::Bbr(c) => c.as_mut(),
+            Cc::Bbr3(c) => c.as_mut(),
         }
     }
 
@@ -179,6 +331,8 @@ impl Cc {
             Cc::Cubic(c) => c.as_ref(),
             Cc::Dctcp(c) => c.as_ref(),
             Cc::Prague(c) => c.as_ref(),
+            Cc::Bbr(c) => c.as_ref(),
+            Cc::Bbr3(c) => c.as_ref(),
         }
     }
 
@@ -190,6 +344,7 @@ impl Cc {
         self.inner_ref().initial_window(configured)
     }
 
+    #[inline]
     pub fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         self.inner().on_ack(w, s)
     }
@@ -221,5 +376,46 @@ impl Cc {
             Cc::Prague(c) => Some(c.alpha()),
             _ => None,
         }
+    }
+    /// Give the controller the connection's own random stream (BBR's
+    /// gain-cycle start), derived from the run's seed.
+    pub fn seed(&mut self, rng: Rng) {
+        match self {
+            Cc::Bbr(b) => b.seed(rng),
+            Cc::Bbr3(b) => b.seed(rng),
+            _ => {}
+        }
+    }
+
+    pub fn wants_rate_sample(&self) -> bool {
+        self.inner_ref().wants_rate_sample()
+    }
+
+    pub fn owns_window(&self) -> bool {
+        self.inner_ref().owns_window()
+    }
+
+    pub fn on_established(&mut self, w: &mut Window, c: &mut Control) {
+        self.inner().on_established(w, c)
+    }
+
+    pub fn control(&mut self, w: &mut Window, rs: &RateSample, c: &mut Control) {
+        self.inner().control(w, rs, c)
+    }
+
+    pub fn on_lost(&mut self, l: &LostSegment, c: &Control) {
+        self.inner().on_lost(l, c)
+    }
+
+    pub fn on_loss_state(&mut self, c: &mut Control) {
+        self.inner().on_loss_state(c)
+    }
+
+    pub fn on_tx_start(&mut self, w: &mut Window, c: &mut Control) {
+        self.inner().on_tx_start(w, c)
+    }
+
+    pub fn trace(&self) -> CcTrace {
+        self.inner_ref().trace()
     }
 }

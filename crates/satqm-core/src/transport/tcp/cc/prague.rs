@@ -177,7 +177,7 @@ mod tests {
 
     const M: f64 = 1000.0;
 
-    fn ack_sample(segs: u64, srtt_ms: u64) -> AckSample {
+    fn ack_sample(segs: u64, srtt_ms: u64) -> AckSample<'static> {
         AckSample::of(segs * 1000, 1000, Some(SimTime::from_ms(srtt_ms)))
     }
 
