@@ -142,17 +142,7 @@ class Emulation:
             capture_side=capture_side,
         )
         self.scenario = sc
-        ov = sc.overrides
-        cap = ov.get("capture")
-        self._core = CoreEmulation(
-            sc.text,
-            ov.get("seed"),
-            ov.get("duration"),
-            ov.get("max_memory"),
-            None if cap is None else list(cap),
-            ov.get("warmup"),
-            ov.get("capture_side"),
-        )
+        self._core = CoreEmulation(*sc.core_arguments())
         #: Real hosts by node name: (address, namespace).
         self.hosts: dict[str, tuple[str, str]] = {
             name: (addr, f"{PREFIX}{os.getpid()}-{i}")

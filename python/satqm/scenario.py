@@ -274,6 +274,21 @@ class Scenario:
             capture_side=capture_side if capture_side is not None else ov.get("capture_side"),
         )
 
+    def core_arguments(self) -> tuple[Any, ...]:
+        """The text and the overrides in the order the compiled run objects
+        (``_core.Simulation``, ``_core.Emulation``) take them."""
+        ov = self.overrides
+        cap = ov.get("capture")
+        return (
+            self.text,
+            ov.get("seed"),
+            ov.get("duration"),
+            ov.get("max_memory"),
+            None if cap is None else list(cap),
+            ov.get("warmup"),
+            ov.get("capture_side"),
+        )
+
     @property
     def name(self) -> str:
         """The scenario's ``name`` (``"scenario"`` if the file has none)."""

@@ -60,17 +60,7 @@ class Simulation:
             capture_side=capture_side,
         )
         self.scenario = sc
-        ov = sc.overrides
-        cap = ov.get("capture")
-        self._sim = CoreSimulation(
-            sc.text,
-            ov.get("seed"),
-            ov.get("duration"),
-            ov.get("max_memory"),
-            None if cap is None else list(cap),
-            ov.get("warmup"),
-            ov.get("capture_side"),
-        )
+        self._sim = CoreSimulation(*sc.core_arguments())
         self._wall = 0.0
 
     @property
