@@ -131,7 +131,8 @@ def test_real_tcp_through_a_geo_drop_tail_link(cc: str) -> None:
     if not _kernel_offers(cc):
         pytest.skip(f"the kernel does not offer {cc}")
     duration = 30.0
-    emu = satqm.Emulation(_sc(GEO.format(duration=duration + 5, pairs=1)), warmup=0)
+    text = GEO.format(duration=duration + 5, pairs=1) + "trace_seq = true\n"
+    emu = satqm.Emulation(_sc(text), warmup=0)
     with emu:
         info = _bulk(emu, cc, duration)
     res = emu.results
@@ -146,11 +147,24 @@ def test_real_tcp_through_a_geo_drop_tail_link(cc: str) -> None:
     late = s["lateness_max_ms"] / 1e3
     assert delay.min() >= 0.250
     assert delay.max() <= 0.250 + 0.0013 + 501 * 0.0012 + late
-    # Every packet the network dropped is one the kernel sent again: its
-    # retransmissions are at least the drops of its data.
+    # Every packet the network dropped is one the kernel sent again: the
+    # sequence records, taken from the sender's packets as they entered,
+    # show each dropped segment's first byte sent once more after the drop.
     data_drops = int(res.drops["data"].sum())
     assert data_drops > 0, "a 500-packet buffer overflows under one bulk flow"
     assert info["total_retrans"] >= data_drops
+    conn = res.connections[res.connections["dst_port"] == 5001]["flow"].iloc[0]
+    seq = res.seq[(res.seq["flow"] == conn) & (res.seq["way"] == 0)]
+    drops = seq[seq["event"] == "dropped"]
+    assert len(drops) == data_drops, "each dropped data segment in the sequence records"
+    sends = seq[seq["event"].isin(["sent", "retransmitted"])]
+    t, lo, hi = (sends[k].to_numpy() for k in ("time_s", "seq", "end"))
+    for d_t, d_seq in zip(drops["time_s"], drops["seq"]):
+        assert ((t > d_t) & (lo <= d_seq) & (d_seq < hi)).any(), f"byte {d_seq} never resent"
+    retransmitted = (sends["event"] == "retransmitted").sum()
+    assert data_drops <= retransmitted <= info["total_retrans"]
+    # The time-sequence graph is drawn from them.
+    assert res.plot_seq(int(conn)) is not None
     # The kernel's RTT: 500 ms and the queueing, never below the links'.
     assert 0.5 <= info["min_rtt_us"] / 1e6 < 0.5 + 0.02 + late
     # The flows table shows the connection, of kind real, and what it carried.
@@ -215,9 +229,35 @@ def test_red_marks_reach_the_kernel_as_ce() -> None:
     assert counters["InCEPkts"] == marks - lost_marks, (counters, marks, lost_marks)
 
 
+PING = textwrap.dedent(
+    """
+    import json, socket, struct, sys, time
+    def checksum(b):
+        s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+        s = (s >> 16) + (s & 0xFFFF)
+        return ~(s + (s >> 16)) & 0xFFFF
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.settimeout(5)
+    sent, rtts = {}, {}
+    for i in range(3):
+        echo = struct.pack("!BBHHH", 8, 0, 0, 0x5A71, i) + b"satqm-ping" * 4
+        echo = echo[:2] + struct.pack("!H", checksum(echo)) + echo[4:]
+        sent[i] = time.monotonic()
+        s.sendto(echo, (sys.argv[1], 0))
+        time.sleep(0.1)
+    while len(rtts) < 3:
+        data = s.recv(2048)
+        typ, _code, _sum, ident, n = struct.unpack_from("!BBHHH", data, (data[0] & 15) * 4)
+        if typ == 0 and ident == 0x5A71:
+            rtts[n] = time.monotonic() - sent[n]
+    print(json.dumps(sorted(rtts.values())))
+    """
+)
+
+
 def test_a_udp_flow_above_the_link_rate_loses_what_the_drop_log_says() -> None:
     # Whole frames in the capture (its default keeps the headers only).
-    text = GEO.format(duration=8, pairs=1).replace(
+    text = GEO.format(duration=10, pairs=1).replace(
         'sample_interval = "100 ms"',
         'sample_interval = "100 ms"\ncapture = ["bottleneck"]\ncapture_snaplen = 2000',
     )
@@ -239,9 +279,29 @@ def test_a_udp_flow_above_the_link_rate_loses_what_the_drop_log_says() -> None:
     with emu:
         emu.run("sender[0]", [sys.executable, "-c", sender, emu.address("receiver[0]")], timeout=60)
         time.sleep(1.0)
+        # ICMP crosses too: echo requests the receiving kernel answers, once
+        # the queue has drained.
+        ping = emu.run(
+            "sender[0]",
+            [sys.executable, "-c", PING, emu.address("receiver[0]")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert ping.returncode == 0, ping.stderr
+    rtts = json.loads(ping.stdout)
     res = emu.results
     assert res is not None
     _check_conservation(res)
+    late = res.summary()["lateness_max_ms"] / 1e3
+    assert all(0.5 <= r < 0.5 + 0.01 + 2 * late for r in rtts), rtts
+    icmp = res.connections[res.connections["protocol"] == 1]
+    assert len(icmp) == 1
+    # One flow holds all ICMP between the two hosts: the echoes (68 bytes)
+    # and the receiver's port-unreachable replies to the UDP flow.
+    rp = res.real_packets
+    echo = rp[(rp["flow"] == int(icmp["flow"].iloc[0])) & (rp["size"] == 68)]
+    assert len(echo) == 6 and echo["delivered_s"].notna().all(), "3 requests, 3 replies"
     udp = res.connections[res.connections["protocol"] == 17]
     assert len(udp) == 1
     f = int(udp["flow"].iloc[0])

@@ -3,11 +3,13 @@ the notebook views."""
 
 from __future__ import annotations
 
+import copy
 import struct
 import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 import satqm
 from satqm.cli import main
@@ -103,6 +105,22 @@ def test_untraced_flow_is_refused(res):
         ValueError, match=r"flow 1 has no sequence records: .*trace_seq \(traced flows: 0\)"
     ):
         res.plot_seq(1)
+
+
+def test_a_simulated_connection_is_one_way_and_a_real_one_draws_its_busier_way(res):
+    from satqm.plots import seq_graph_data
+
+    assert set(res.seq["way"]) == {0}
+    # A connection whose rows are mostly of way 1 (as a real download's
+    # would be) draws way 1 unless asked for way 0.
+    both = copy.copy(res)
+    flipped = res.seq.assign(way=1)
+    few = res.seq[res.seq["event"] == "sent"].head(3)
+    both.seq = pd.concat([flipped, few], ignore_index=True)
+    assert len(seq_graph_data(both, 0)["sent"]) == len(_rows(res, "sent"))
+    assert len(seq_graph_data(both, 0, way=0)["sent"]) == 3
+    with pytest.raises(ValueError, match="way: must be 0 or 1"):
+        seq_graph_data(both, 0, way=2)
 
 
 def test_cli_plot_seq_and_cwnd(res, tmp_path, capsys):

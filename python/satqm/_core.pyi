@@ -166,6 +166,7 @@ class _SeqColumns(TypedDict):
     time_ns: npt.NDArray[np.uint64]
     flow: npt.NDArray[np.uint32]
     event: npt.NDArray[np.uint8]
+    way: npt.NDArray[np.uint8]
     seq: npt.NDArray[np.uint64]
     end: npt.NDArray[np.uint64]
 

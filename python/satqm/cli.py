@@ -5,8 +5,8 @@
     satqm run SCENARIO --out DIR [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
                                  [--capture LINK]... [--quiet] [--no-plot]
     satqm check SCENARIO [--seed N] [--duration S] [--warmup S] [--max-memory SIZE]
-    satqm plot {seq,cwnd,link,delay} RUN_DIR [--flow N] [--from S] [--until S] [--link NAME]
-                                             [--out FILE]
+    satqm plot {seq,cwnd,link,delay} RUN_DIR [--flow N] [--way W] [--from S] [--until S]
+                                             [--link NAME] [--out FILE]
     satqm reproduce NAME --out DIR [--quick] [--workers N] | --list
     satqm sweep FILE --out DIR [--workers N | --scheduler ADDR | --scheduler-file F]
     satqm sweep status DIR
@@ -383,6 +383,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 #: The options of `satqm plot` that apply to some figures only: (dest, flag, figures...).
 _PLOT_ONLY = (
     ("flow", "--flow", "seq"),
+    ("way", "--way", "seq"),
     ("start", "--from", "seq"),
     ("end", "--until", "seq"),
     ("link", "--link", "link", "delay"),
@@ -421,10 +422,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if args.flow is None:
             raise CliError("plot seq: give the connection with --flow N")
         try:
-            fig = res.plot_seq(args.flow, args.start, args.end)
+            fig = res.plot_seq(args.flow, args.start, args.end, args.way)
         except ValueError as e:
             raise CliError(f"--flow {args.flow}: {e}") from None
-        default = run / f"seq-flow{args.flow}{_zoom_suffix(args.start, args.end)}.png"
+        way = "" if args.way is None else f"-way{args.way}"
+        default = run / f"seq-flow{args.flow}{way}{_zoom_suffix(args.start, args.end)}.png"
     elif args.what == "cwnd":
         try:
             fig = res.plot_cwnd()
@@ -658,7 +660,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw a figure of a results folder: seq, cwnd, link or delay",
         description="Draw a figure of a results folder written by `satqm run` and print "
         "the path of the PNG file written: "
-        "seq, the time-sequence graph of one connection (needs simulation.trace_seq); "
+        "seq, the time-sequence graph of one connection (needs simulation.trace_seq, "
+        "or emulation.trace_seq for a real connection); "
         "cwnd, the congestion windows of the flows in simulation.trace_cwnd; "
         "link, a link's utilization, queue and queueing delay; "
         "delay, the distribution of a link's queueing delay and the delay over time.",
@@ -666,6 +669,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["seq", "cwnd", "link", "delay"], help="which figure")
     p.add_argument("run_dir", metavar="RUN_DIR", help="results folder")
     p.add_argument("--flow", type=int, metavar="N", help="the connection (for seq)")
+    p.add_argument(
+        "--way",
+        type=int,
+        choices=[0, 1],
+        metavar="W",
+        help="a real connection's direction: 0 from the end that opened it, 1 towards it "
+        "(for seq; default: the one that sent more)",
+    )
     p.add_argument(
         "--link", metavar="NAME", help="the link (for link and delay; default: the bottleneck)"
     )

@@ -168,22 +168,36 @@ def _segments(t: Any, lo: Any, hi: Any) -> Any:
 
 
 def seq_graph_data(
-    results: Results, flow: int, start: float | None = None, end: float | None = None
+    results: Results,
+    flow: int,
+    start: float | None = None,
+    end: float | None = None,
+    way: int | None = None,
 ) -> dict[str, Any]:
     """What :func:`plot_seq` draws for ``flow``, from ``results.seq``: for
     each of ``sent``, ``retransmitted``, ``sacked`` and ``dropped`` a
     DataFrame of ``time_s``, ``seq`` and ``end`` (bytes), and ``acked``
     with ``time_s``, ``ack`` and ``window`` (the advertised window's right
-    edge); only rows from ``start`` to ``end`` seconds if given. Raises
-    :class:`ValueError` if the flow was not traced."""
+    edge); only rows from ``start`` to ``end`` seconds if given. ``way``
+    (0 or 1) picks the direction of a real connection's data; by default
+    the one that sent more bytes. Raises :class:`ValueError` if the flow was
+    not traced."""
     seq = results.seq
     mine = seq[seq["flow"] == flow]
     if mine.empty:
         traced = sorted(set(seq["flow"].tolist()))
         raise ValueError(
-            f"flow {flow} has no sequence records: name it in simulation.trace_seq "
+            f"flow {flow} has no sequence records: name it in simulation.trace_seq, "
+            "or for a real connection set emulation.trace_seq "
             f"(traced flows: {', '.join(map(str, traced)) or 'none'})"
         )
+    if way is None:
+        sent = mine[mine["event"] == "sent"]
+        by_way = (sent["end"] - sent["seq"]).groupby(sent["way"]).sum()
+        way = int(by_way.idxmax()) if len(by_way) else 0
+    elif way not in (0, 1):
+        raise ValueError(f"way: must be 0 or 1, not {way!r}")
+    mine = mine[mine["way"] == way]
     if start is not None:
         mine = mine[mine["time_s"] >= start]
     if end is not None:
@@ -197,7 +211,11 @@ def seq_graph_data(
 
 
 def plot_seq(
-    results: Results, flow: int, start: float | None = None, end: float | None = None
+    results: Results,
+    flow: int,
+    start: float | None = None,
+    end: float | None = None,
+    way: int | None = None,
 ) -> Figure:
     """The time-sequence graph of one TCP connection, as tcptrace draws it:
     each segment sent (a short vertical bar from its first to its last
@@ -205,12 +223,14 @@ def plot_seq(
     window's right edge as step lines, SACKed ranges, and the segments the
     network dropped (crosses). Below, the flow's congestion window and
     slow-start threshold if ``simulation.trace_cwnd`` names it, with its
-    window cuts. ``start`` and ``end`` (seconds) zoom on part of the run."""
+    window cuts. ``start`` and ``end`` (seconds) zoom on part of the run;
+    ``way`` picks a real connection's direction (see
+    :func:`seq_graph_data`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import LineCollection
     from matplotlib.figure import Figure
 
-    d = seq_graph_data(results, flow, start, end)
+    d = seq_graph_data(results, flow, start, end, way)
     cw = results.cwnd[results.cwnd["flow"] == flow]
     fig = Figure(figsize=(9, 6.5 if len(cw) else 5), constrained_layout=True)
     FigureCanvasAgg(fig)

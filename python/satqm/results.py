@@ -172,6 +172,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "time_s": _F,
         "flow": _INT,
         "event": "category",
+        "way": _INT,
         "seq": _INT,
         "end": _INT,
     },
@@ -392,13 +393,17 @@ class Results:
         Link names (by link id) and drop-reason names (by code).
     seq : pandas.DataFrame
         Per-packet records of the connections ``simulation.trace_seq``
-        names (empty otherwise), for time-sequence graphs
+        names, and in an emulation with ``emulation.trace_seq`` of every
+        real TCP connection (empty otherwise), for time-sequence graphs
         (:meth:`plot_seq`): ``time_s``, ``flow``, ``event`` (``sent``,
         ``retransmitted``: bytes ``seq`` to ``end`` left the sender;
         ``acked``: an ACK reached it, ``seq`` its cumulative ACK and ``end``
         the right edge of the window it advertises; ``sacked``: one SACK
         block of that ACK; ``dropped``: the network lost bytes ``seq`` to
-        ``end``). Byte offsets count from the connection's first byte.
+        ``end``), ``way`` (whose data the row is about: 0 the flow's
+        source's, always for a simulated connection; 1 the other end's, for
+        a real connection carrying data both ways). Byte offsets count from
+        the connection's first byte that way.
     traffic : pandas.DataFrame
         With ``simulation.trace_traffic`` (empty otherwise): at every sample,
         one row per ``[[traffic]]`` entry: ``time_s``, ``traffic`` (the
@@ -659,16 +664,24 @@ class Results:
 
         return plot_delay(self, link)
 
-    def plot_seq(self, flow: int, start: float | None = None, end: float | None = None) -> Figure:
+    def plot_seq(
+        self,
+        flow: int,
+        start: float | None = None,
+        end: float | None = None,
+        way: int | None = None,
+    ) -> Figure:
         """The time-sequence graph of connection ``flow`` (which
-        ``simulation.trace_seq`` must name): segments sent and resent, the
+        ``simulation.trace_seq`` must name, or ``emulation.trace_seq`` for a
+        real connection; ``way`` picks a real connection's direction, by
+        default the one that sent more): segments sent and resent, the
         ACK and receive-window lines, SACKed ranges and drops, and below it
         the congestion window if ``simulation.trace_cwnd`` names the flow
         too; ``start`` and ``end`` (seconds) zoom on part of the run. See
         :func:`satqm.plots.plot_seq`."""
         from satqm.plots import plot_seq
 
-        return plot_seq(self, flow, start, end)
+        return plot_seq(self, flow, start, end, way)
 
     def traffic_throughput(self) -> pd.DataFrame:
         """Each traffic entry's throughput over time, from the ``traffic``
@@ -911,7 +924,10 @@ class Results:
             frames["drops"]["reason"].astype(object), categories=reasons
         )
         if (d / "seq.parquet").exists():
-            sq = pd.read_parquet(d / "seq.parquet")[list(_SCHEMAS["seq"])]
+            sq = pd.read_parquet(d / "seq.parquet")
+            if "way" not in sq:  # saved before real connections were traced
+                sq["way"] = 0
+            sq = sq[list(_SCHEMAS["seq"])]
             for k, dtype in _SCHEMAS["seq"].items():
                 if dtype != "category":
                     sq[k] = sq[k].astype(dtype)

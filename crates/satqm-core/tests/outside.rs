@@ -209,3 +209,107 @@ fn the_emulation_section_names_existing_nodes() {
         "{err}"
     );
 }
+
+/// A real TCP segment from host `from` (10.200.0.1 or .2) to the other.
+fn tcp(
+    from: u8,
+    seq: u32,
+    ack: u32,
+    payload: usize,
+    build: impl FnOnce(
+        etherparse::PacketBuilderStep<etherparse::TcpHeader>,
+    ) -> etherparse::PacketBuilderStep<etherparse::TcpHeader>,
+) -> Vec<u8> {
+    let to = 3 - from;
+    let b = etherparse::PacketBuilder::ipv4([10, 200, 0, from], [10, 200, 0, to], 64).tcp(
+        40000 + from as u16,
+        5201,
+        seq,
+        1000,
+    );
+    let b = build(b.ack(ack));
+    let mut out = Vec::new();
+    b.write(&mut out, &vec![1u8; payload]).unwrap();
+    out
+}
+
+#[test]
+fn real_tcp_connections_get_sequence_records_in_their_own_numbering() {
+    let toml = BASE.replace("[emulation]", "[emulation]\ntrace_seq = true");
+    let mut sim = Simulation::from_toml(&toml).unwrap();
+    let (hosts, _) = sim.real_hosts();
+    let (a, b) = (hosts[0].0, hosts[1].0);
+    let flow = sim.open_outside_flow(a, b).unwrap();
+    // An initial sequence number 30 segments below 2^32: the numbering
+    // must unwrap.
+    let isn = u32::MAX - 30 * 1448;
+    let send = |sim: &mut Simulation, from, seq: u32, payload: usize, bytes: &[u8]| {
+        let (x, y) = if from == 1 { (a, b) } else { (b, a) };
+        sim.inject(&OutsidePacket {
+            flow,
+            from: x,
+            to: y,
+            ecn: 0,
+            payload: payload as u32,
+            seq,
+            bytes,
+        })
+        .unwrap();
+    };
+    let syn = tcp(1, isn, 0, 0, |b| {
+        b.syn()
+            .options(&[etherparse::TcpOptionElement::WindowScale(7)])
+            .unwrap()
+    });
+    send(&mut sim, 1, isn.wrapping_add(1), 0, &syn);
+    let synack = tcp(2, 9, isn.wrapping_add(1), 0, |b| {
+        b.syn()
+            .options(&[etherparse::TcpOptionElement::WindowScale(5)])
+            .unwrap()
+    });
+    send(&mut sim, 2, 10, 0, &synack);
+    // 100 segments of 1,448 bytes every 0.5 ms (24 Mbit/s into 10 Mbit/s
+    // with 50 packets of buffer): the tail of the burst is dropped.
+    for i in 0..100u32 {
+        sim.run_until(SimTime::from_ns(1_000_000 + 500_000 * i as u64))
+            .unwrap();
+        let seq = isn.wrapping_add(1).wrapping_add(1448 * i);
+        send(&mut sim, 1, seq, 1448, &tcp(1, seq, 10, 1448, |b| b));
+    }
+    sim.run_until(SimTime::from_secs(1)).unwrap();
+    // The receiver acknowledges the first segment, with a SACK block for
+    // the third; then the sender resends the second.
+    let ack = tcp(2, 10, isn.wrapping_add(1 + 1448), 0, |b| {
+        b.options(&[etherparse::TcpOptionElement::SelectiveAcknowledgement(
+            (
+                isn.wrapping_add(1 + 2 * 1448),
+                isn.wrapping_add(1 + 3 * 1448),
+            ),
+            [None, None, None],
+        )])
+        .unwrap()
+    });
+    send(&mut sim, 2, 10, 0, &ack);
+    let seq = isn.wrapping_add(1 + 1448);
+    send(&mut sim, 1, seq, 1448, &tcp(1, seq, 10, 1448, |b| b));
+    sim.run_until(SimTime::from_secs(3)).unwrap();
+
+    let log = &sim.taps.seq.log;
+    let rows: Vec<(u8, u8, u64, u64)> = (0..log.event.len())
+        .map(|i| (log.event[i], log.way[i], log.seq[i], log.end[i]))
+        .collect();
+    assert!(log.flow.iter().all(|&f| f == flow.0));
+    assert!(rows.iter().all(|r| r.1 == 0), "only way 0 carried data");
+    let sent: Vec<u64> = rows.iter().filter(|r| r.0 == 0).map(|r| r.2).collect();
+    assert_eq!(sent, (0..100).map(|i| 1448 * i).collect::<Vec<_>>());
+    // Each drop is logged with its segment's offset, and the drop log
+    // agrees.
+    let dropped: Vec<u64> = rows.iter().filter(|r| r.0 == 4).map(|r| r.2).collect();
+    assert_eq!(dropped.len(), sim.drops.flow.len());
+    assert!(!dropped.is_empty() && dropped.iter().all(|s| s % 1448 == 0 && *s > 0));
+    // The ACK: cumulative ACK at 1,448, its window scaled by the receiver's
+    // announced 2^5; the SACK block; and the resent segment.
+    assert!(rows.contains(&(2, 0, 1448, 1448 + 1000 * 32)), "{rows:?}");
+    assert!(rows.contains(&(3, 0, 2 * 1448, 3 * 1448)));
+    assert!(rows.contains(&(1, 0, 1448, 2 * 1448)));
+}

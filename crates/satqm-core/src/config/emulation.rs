@@ -20,6 +20,9 @@ pub struct EmulationSpec {
     /// host has the subnet's address `i + 1`.
     pub network: Ipv4Addr,
     pub prefix: u8,
+    /// Keep time-sequence records of every real TCP connection (the
+    /// results' `seq` table).
+    pub trace_seq: bool,
 }
 
 impl EmulationSpec {
@@ -76,6 +79,7 @@ pub(super) fn emulation(raw: Option<&RawEmulation>) -> Result<Option<EmulationSp
         hosts: raw.hosts.clone(),
         network: addr,
         prefix,
+        trace_seq: raw.trace_seq.unwrap_or(false),
     }))
 }
 

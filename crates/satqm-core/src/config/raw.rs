@@ -43,6 +43,8 @@ pub struct RawEmulation {
     pub hosts: Option<Vec<String>>,
     /// Their IPv4 subnet, e.g. "10.200.0.0/24".
     pub subnet: Option<String>,
+    /// Keep time-sequence records of every real TCP connection.
+    pub trace_seq: Option<bool>,
 }
 
 /// A performance-enhancing proxy splitting TCP connections at a node

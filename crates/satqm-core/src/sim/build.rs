@@ -109,7 +109,10 @@ impl Simulation {
             seed,
             taps: Taps {
                 captures: Captures::none(),
-                seq: SeqTracer::new(&scenario.trace_seq),
+                seq: SeqTracer::new(
+                    &scenario.trace_seq,
+                    scenario.emulation.as_ref().is_some_and(|e| e.trace_seq),
+                ),
             },
             guard: Guard::new(estimate, scenario.max_memory, host),
             outside: Default::default(),

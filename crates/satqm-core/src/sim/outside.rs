@@ -210,6 +210,7 @@ impl Simulation {
         flow.entry = u32::MAX;
         self.flows.push(flow);
         self.end_to_end.push(id);
+        self.taps.seq.real_opened(id, src);
         Ok(id)
     }
 
@@ -253,6 +254,9 @@ impl Simulation {
         pkt.seq = p.seq as u64;
         pkt.flags = p.ecn & (flags::ECT | flags::ECT1 | flags::CE);
         pkt.rwnd = self.outside.store(p.bytes) as u64;
+        if self.taps.seq.on() {
+            self.taps.seq.real_sent(self.now, &pkt, p.bytes);
+        }
         self.forward(p.from, &mut pkt, Some(hop))?;
         Ok(pkt.uid)
     }
@@ -267,6 +271,10 @@ impl Simulation {
             ends.packets[way] += 1;
             ends.bytes[way] += pkt.size as u64;
             flow.delivered += new;
+        }
+        if self.taps.seq.on() {
+            let bytes = self.outside.bytes(&pkt);
+            self.taps.seq.real_delivered(self.now, &pkt, bytes);
         }
         self.outside.delivered.push((self.now, pkt));
     }
