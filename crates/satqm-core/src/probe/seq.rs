@@ -4,7 +4,7 @@
 //! segments the network drops. Off unless `simulation.trace_seq` names the
 //! flow, or `emulation.trace_seq` asks for every real TCP connection.
 //!
-//! A real connection (an emulation's, [`crate::sim::outside`]) is traced
+//! A real connection (an emulation's, entering at `sim/outside.rs`) is traced
 //! from its packets' own headers, each way apart: the sequence numbers are
 //! offsets from the way's first payload byte (its SYN's sequence number
 //! plus one, or the first segment seen of a connection already under way),
