@@ -244,8 +244,16 @@ def _emulation(args: argparse.Namespace) -> Any:
         raise CliError(_config_message(Path(args.scenario), e, args)) from e
 
 
-def _on_sigterm() -> None:
-    """SIGTERM stops an emulation as Ctrl-C does: through its clean-up."""
+#: The stop signal an emulation command received, once it has: the
+#: KeyboardInterrupt its handler raises is lost when it lands in a callback
+#: that cannot raise (such as the at-fork hooks a new process runs), so the
+#: waiting loops also look here.
+_STOP_SIGNAL: list[int] = []
+
+
+def _on_stop_signals() -> None:
+    """SIGTERM stops an emulation as Ctrl-C does, through its clean-up; and
+    neither is lost while a command is being started."""
     import os
     import signal
 
@@ -254,9 +262,16 @@ def _on_sigterm() -> None:
     def stop(signum: int, frame: object) -> None:
         if os.getpid() != pid:  # a child forked by a library, not satqm
             os._exit(128 + signum)
+        _STOP_SIGNAL.append(signum)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _raise_if_stopped() -> None:
+    if _STOP_SIGNAL:
+        raise KeyboardInterrupt
 
 
 def _print_emulation(emu: Any) -> None:
@@ -298,7 +313,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     out = Path(args.out) if args.out else None
-    _on_sigterm()
+    _on_stop_signals()
     status = EXIT_OK
     with emu:
         for name, (addr, ns) in emu.hosts.items():
@@ -315,6 +330,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
         except OSError as e:
             raise CliError(f"cannot run {command[0]}: {e.strerror or e}", EXIT_FAILED) from e
         while p.poll() is None and emu.running:
+            _raise_if_stopped()
             try:
                 p.wait(0.1)
             except subprocess.TimeoutExpired:
@@ -350,7 +366,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise CliError(f"--out {out}: cannot create: {e.strerror or e}") from None
-    _on_sigterm()
+    _on_stop_signals()
     logs = []
     try:
         with emu:
@@ -363,8 +379,11 @@ def cmd_emulate(args: argparse.Namespace) -> int:
                 logs.append(log)
                 emu.popen(host, command, stdout=log, stderr=log)
                 # Let a server bind before the next command connects to it.
+                _raise_if_stopped()
                 time.sleep(args.stagger)
-            emu.wait()
+            while emu.running:
+                _raise_if_stopped()
+                time.sleep(0.05)
     except KeyboardInterrupt:
         raise CliError(
             f"interrupted at {emu.now:.6g} s of {emu.end:.6g} s; no results written",
