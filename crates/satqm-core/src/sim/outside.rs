@@ -261,7 +261,10 @@ impl Simulation {
         Ok(pkt.uid)
     }
 
-    /// A real packet reached its host (from `deliver`).
+    /// A real packet reached its host (from `deliver`). Kept out of line:
+    /// simulations never call it.
+    #[cold]
+    #[inline(never)]
     pub(super) fn deliver_outside(&mut self, pkt: Packet) {
         let flow = &mut self.flows[pkt.flow.idx()];
         if let Endpoints::Outside(ends) = &mut flow.ends {
