@@ -205,7 +205,8 @@ def check_trace(tr: Trace) -> None:
     packet accounted for exactly once (sent, dropped by CoDel, dropped by the
     drop batch, or still queued), a dequeue never earlier than the previous
     packet's serialisation end, a dequeue after an idle one only at an
-    enqueue's instant, marks only on ECN-capable packets."""
+    enqueue's instant, marks only on ECN-capable packets, operations made of
+    plain ints and strings."""
     n_pkts = sum(1 for op in tr.ops if op["op"] == "enqueue")
     fate: dict[int, str] = {}
     ecn: list[str] = []
@@ -215,6 +216,8 @@ def check_trace(tr: Trace) -> None:
     idle = True
     for idx, (op, out) in enumerate(zip(tr.ops, tr.outputs)):
         where = f"op {idx}: {op} -> {out}"
+        # plain Python values only (the replay interface takes dicts of int/str)
+        assert all(type(v) in (int, str) for v in op.values()), where
         assert op["t"] >= last_t, where
         last_t = op["t"]
         if op["op"] == "enqueue":
