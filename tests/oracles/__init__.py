@@ -5,6 +5,10 @@ RFCs and that spec, without looking at the Rust code, so that a recorded
 trace replayed through ``satqm._core.aqm_replay`` can be checked event by
 event.
 
+``fq_codel.py`` is a queue discipline rather than an AQM decision rule: it
+holds the packets itself and is replayed through ``satqm._core.qdisc_replay``
+(enqueue and dequeue operations; see that module and ``fq_codel_traces.py``).
+
 Conventions shared by every oracle (mirroring the Rust state machines):
 
 * An event is a dict of the trace format (see ``traces.py``); times are
