@@ -9,12 +9,15 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use satqm_core::aqm::replay::{replay, verdict_name, TraceEvent, TraceKind};
+use satqm_core::aqm::replay::{
+    qdisc_replay as core_qdisc_replay, replay, verdict_name, QdiscOp, TraceEvent, TraceKind,
+};
 use satqm_core::aqm::QueueView;
 use satqm_core::config::Overrides;
 use satqm_core::error::{ConfigError as CoreConfigError, Error};
 use satqm_core::fluid::{params_from_columns, Interpolation, MgtBatch, MgtSettings};
 use satqm_core::net::DropReason;
+use satqm_core::packet::flags;
 use satqm_core::probe::{Column, SeqEvent};
 use satqm_core::sim::{FlowSummary, Host};
 use satqm_core::units::Quantity;
@@ -457,6 +460,60 @@ fn aqm_replay<'py>(
     Ok(d)
 }
 
+/// Replay enqueue and dequeue operations through a queue discipline
+/// (FQ-CoDel; see tests/oracles/fq_codel.py).
+#[pyfunction]
+fn qdisc_replay<'py>(
+    py: Python<'py>,
+    spec: &str,
+    limit_packets: u32,
+    ops: Vec<Bound<'py, PyDict>>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let mut parsed = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+            op.get_item(k)?
+                .ok_or_else(|| PyValueError::new_err(format!("ops[{i}]: missing key {k:?}")))
+        };
+        let t = SimTime(get("t")?.extract()?);
+        parsed.push(match get("op")?.extract::<String>()?.as_str() {
+            "enqueue" => QdiscOp::Enqueue {
+                t,
+                bucket: get("bucket")?.extract()?,
+                size: get("size")?.extract()?,
+                ecn: match get("ecn")?.extract::<String>()?.as_str() {
+                    "not-ect" => 0,
+                    "ect0" => flags::ECT,
+                    "ect1" => flags::ECT1,
+                    "ce" => flags::ECT | flags::CE,
+                    other => {
+                        return Err(PyValueError::new_err(format!(
+                            "ops[{i}].ecn: {other:?} is not one of not-ect, ect0, ect1, ce"
+                        )))
+                    }
+                },
+            },
+            "dequeue" => QdiscOp::Dequeue { t },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "ops[{i}].op: {other:?} is not enqueue or dequeue"
+                )))
+            }
+        });
+    }
+    let steps = core_qdisc_replay(spec, limit_packets, &parsed).map_err(|e| to_py(py, e))?;
+    steps
+        .into_iter()
+        .map(|s| {
+            let d = PyDict::new(py);
+            d.set_item("dropped", s.dropped)?;
+            d.set_item("sent", s.sent)?;
+            d.set_item("mark", s.mark)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// Fluid-model steps integrated between checks for Ctrl-C.
 const FLUID_STEP_CHUNK: u64 = 4_000_000;
 
@@ -555,6 +612,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_replay, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_replay, m)?)?;
     m.add_function(wrap_pyfunction!(fluid_simulate, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<emulation::Emulation>()?;

@@ -39,7 +39,7 @@ pub use red_tail::{Classifier, RedTail, RedTailParams, Thresholds};
 pub use rem::{Rem, RemParams};
 
 use crate::error::ConfigError;
-use crate::queue::BufferLimit;
+use crate::queue::{BufferLimit, FqCodelParams};
 use crate::time::SimTime;
 use params::ParamTable;
 
@@ -152,9 +152,13 @@ pub enum AqmParams {
     /// Not one algorithm but a queue structure (two virtual queues, a
     /// classifier and a bandwidth split); the port gets parallel queues.
     RedTail(RedTailParams),
+    /// A queue discipline (flow queues, a scheduler and CoDel on each):
+    /// the port's buffer becomes it (`queue/fq_codel.rs`).
+    FqCodel(FqCodelParams),
 }
 
-pub const KINDS: &str = "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail";
+pub const KINDS: &str =
+    "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail, fq_codel";
 
 impl AqmParams {
     /// Read the parameters of `kind` from `t`, refusing unknown keys.
@@ -171,6 +175,7 @@ impl AqmParams {
             "pie" => AqmParams::Pie(PieParams::parse(t)?),
             "codel" => AqmParams::Codel(CodelParams::parse(t)?),
             "red_tail" => AqmParams::RedTail(RedTailParams::parse(t)?),
+            "fq_codel" => AqmParams::FqCodel(parse_fq_codel(t)?),
             other => {
                 return Err(ConfigError::new(
                     t.key_path("kind"),
@@ -197,6 +202,7 @@ impl AqmParams {
             AqmParams::Pie(p) => Aqm::Pie(Pie::new(p.clone())),
             AqmParams::Codel(p) => Aqm::Codel(Codel::new(p.clone())),
             AqmParams::RedTail(p) => Aqm::RedTail(Box::new(RedTail::new(p, rate_bps, limit))),
+            AqmParams::FqCodel(_) => Aqm::Scheduler,
         }
     }
 
@@ -209,8 +215,32 @@ impl AqmParams {
     /// Whether this is a queue structure of its port (RED+Tail): it must
     /// monitor the port it acts on.
     pub fn is_queue_structure(&self) -> bool {
-        matches!(self, AqmParams::RedTail(_))
+        matches!(self, AqmParams::RedTail(_) | AqmParams::FqCodel(_))
     }
+}
+
+/// FQ-CoDel's parameters (`[[aqm]] kind = "fq_codel"`); `ecn` comes from
+/// the entry's `mode`.
+fn parse_fq_codel(t: &mut ParamTable) -> Result<FqCodelParams, ConfigError> {
+    let d = FqCodelParams::default();
+    let whole = |t: &mut ParamTable, key: &str, default: u32, lo: f64, hi: f64| {
+        let v = t.f64_in(key, default as f64, lo, false, hi)?;
+        if v.fract() != 0.0 {
+            return Err(ConfigError::new(t.key_path(key), "must be a whole number"));
+        }
+        Ok(v as u32)
+    };
+    Ok(FqCodelParams {
+        flows: whole(t, "flows", d.flows, 1.0, 65536.0)?,
+        quantum: whole(t, "quantum", d.quantum, 1.0, 1e6)?,
+        target: t.time("target", d.target)?,
+        interval: t.time("interval", d.interval)?,
+        mtu: t.f64_in("mtu", d.mtu as f64, 0.0, true, 1e6)? as u64,
+        drop_batch: whole(t, "drop_batch", d.drop_batch, 1.0, 1e6)?,
+        ecn: false,
+        ce_threshold: t.opt_time("ce_threshold")?,
+        ce_threshold_ect1: t.bool("ce_threshold_ect1", false)?,
+    })
 }
 
 /// Enum dispatch over the algorithms (no trait objects on the hot path).
@@ -227,13 +257,17 @@ pub enum Aqm {
     Pie(Pie),
     Codel(Codel),
     RedTail(Box<RedTail>),
+    /// A queue discipline whose state is the port's buffer (FQ-CoDel): it
+    /// decides at enqueue and dequeue itself, so as an AQM it passes every
+    /// packet.
+    Scheduler,
 }
 
 impl Aqm {
     #[inline]
     pub fn on_arrival(&mut self, now: SimTime, pkt: PacketMeta, q: &QueueView, u: f64) -> Verdict {
         match self {
-            Aqm::DropTail | Aqm::Codel(_) => Verdict::Pass,
+            Aqm::DropTail | Aqm::Codel(_) | Aqm::Scheduler => Verdict::Pass,
             Aqm::Red(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Ared(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Gkvq(a) => a.on_arrival(now, pkt, q, u),
@@ -310,7 +344,7 @@ impl Aqm {
 
     pub fn probe(&self) -> AqmProbe {
         match self {
-            Aqm::DropTail => AqmProbe::default(),
+            Aqm::DropTail | Aqm::Scheduler => AqmProbe::default(),
             Aqm::Red(a) => a.probe(),
             Aqm::Ared(a) => a.probe(),
             Aqm::Gkvq(a) => a.probe(),

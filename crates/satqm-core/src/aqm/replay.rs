@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use super::params::ParamTable;
 use super::{AqmParams, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
 use crate::error::{ConfigError, Error};
-use crate::queue::BufferLimit;
+use crate::packet::{flags, Packet, PacketKind};
+use crate::queue::{BufferLimit, FqCodel, FqMark, Queued};
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +41,27 @@ pub fn verdict_name(v: Verdict) -> &'static str {
     }
 }
 
+/// An `[[aqm]]` table without placement: its kind, whether `mode` is
+/// `"mark"` (`None`: not given), and its parameters.
+fn parse_spec(spec: &str) -> Result<(String, Option<bool>, AqmParams), Error> {
+    let mut table: BTreeMap<String, toml::Value> =
+        toml::from_str(spec).map_err(|e| Error::Parse(e.to_string()))?;
+    let kind = match table.remove("kind") {
+        Some(toml::Value::String(k)) => k,
+        Some(_) => return Err(ConfigError::new("kind", "must be a string").into()),
+        None => return Err(ConfigError::new("kind", "is required").into()),
+    };
+    let mark_mode = match table.remove("mode") {
+        None => None,
+        Some(toml::Value::String(m)) if m == "drop" => Some(false),
+        Some(toml::Value::String(m)) if m == "mark" => Some(true),
+        Some(_) => return Err(ConfigError::new("mode", "must be \"drop\" or \"mark\"").into()),
+    };
+    let mut t = ParamTable::new("", table);
+    let params = AqmParams::parse(&kind, &mut t)?;
+    Ok((kind, mark_mode, params))
+}
+
 /// Parse an AQM table (`kind`, optional `mode`, and parameters, as in a
 /// scenario's `[[aqm]]` without placement) and replay `events`; returns each event's verdict
 /// (`None` for timer ticks) and the probe after it. At a departure, any
@@ -51,21 +73,8 @@ pub fn replay(
     limit_bytes: u64,
     events: &[TraceEvent],
 ) -> Result<Vec<(Option<Verdict>, AqmProbe)>, Error> {
-    let mut table: BTreeMap<String, toml::Value> =
-        toml::from_str(spec).map_err(|e| Error::Parse(e.to_string()))?;
-    let kind = match table.remove("kind") {
-        Some(toml::Value::String(k)) => k,
-        Some(_) => return Err(ConfigError::new("kind", "must be a string").into()),
-        None => return Err(ConfigError::new("kind", "is required").into()),
-    };
-    let mark_mode = match table.remove("mode") {
-        None => false,
-        Some(toml::Value::String(m)) if m == "drop" => false,
-        Some(toml::Value::String(m)) if m == "mark" => true,
-        Some(_) => return Err(ConfigError::new("mode", "must be \"drop\" or \"mark\"").into()),
-    };
-    let mut t = ParamTable::new("", table);
-    let params = AqmParams::parse(&kind, &mut t)?;
+    let (kind, mark_mode, params) = parse_spec(spec)?;
+    let mark_mode = mark_mode.unwrap_or(false);
     if params.is_queue_structure() {
         return Err(ConfigError::new(
             "kind",
@@ -101,6 +110,99 @@ pub fn replay(
             }
         };
         out.push((v, aqm.probe()));
+    }
+    Ok(out)
+}
+
+/// One operation of a queue discipline's trace.
+#[derive(Clone, Copy, Debug)]
+pub enum QdiscOp {
+    /// A packet of `size` bytes, with ECN `flags` (`ECT`, `ECT1`, `CE`),
+    /// joins flow queue `bucket`.
+    Enqueue {
+        t: SimTime,
+        bucket: u32,
+        size: u32,
+        ecn: u8,
+    },
+    /// The transmitter asks for the next packet.
+    Dequeue { t: SimTime },
+}
+
+/// What one operation did: packets dropped (by their number among the
+/// enqueued ones), the packet sent and how it was marked.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QdiscStep {
+    pub dropped: Vec<u64>,
+    pub sent: Option<u64>,
+    pub mark: Option<&'static str>,
+}
+
+/// Replay `ops` through the queue discipline of `spec` (an `[[aqm]]` table
+/// without placement: `kind = "fq_codel"`, `mode` and parameters) with a
+/// limit of `limit_packets`: how the oracle tests check FQ-CoDel.
+pub fn qdisc_replay(
+    spec: &str,
+    limit_packets: u32,
+    ops: &[QdiscOp],
+) -> Result<Vec<QdiscStep>, Error> {
+    let (kind, mark_mode, params) = parse_spec(spec)?;
+    // FQ-CoDel marks unless told `mode = "drop"` (as in a scenario).
+    let ecn = mark_mode.unwrap_or(true);
+    let AqmParams::FqCodel(mut p) = params else {
+        return Err(ConfigError::new("kind", format!("{kind} is not a queue discipline")).into());
+    };
+    p.ecn = ecn;
+    let flows = p.flows;
+    let mut fq = FqCodel::new(p, 0);
+    let limit = BufferLimit::Packets(limit_packets);
+    let mut next_id = 0u64;
+    let mut out = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        let mut step = QdiscStep::default();
+        match *op {
+            QdiscOp::Enqueue {
+                t,
+                bucket,
+                size,
+                ecn,
+            } => {
+                if bucket >= flows {
+                    return Err(ConfigError::new(
+                        format!("ops[{i}].bucket"),
+                        format!("must be below flows ({flows})"),
+                    )
+                    .into());
+                }
+                let mut pkt = Packet::new(
+                    next_id,
+                    crate::ids::FlowId(bucket),
+                    crate::ids::NodeId(0),
+                    crate::ids::NodeId(1),
+                    PacketKind::Udp,
+                );
+                pkt.size = size;
+                pkt.flags = ecn & (flags::ECT | flags::ECT1 | flags::CE);
+                next_id += 1;
+                let q = Queued {
+                    pkt,
+                    index: pkt.uid,
+                    enqueued_at: t,
+                };
+                fq.enqueue(bucket, q, limit);
+            }
+            QdiscOp::Dequeue { t } => {
+                if let Some((q, mark)) = fq.dequeue(t) {
+                    step.sent = Some(q.index);
+                    step.mark = mark.map(|m| match m {
+                        FqMark::Codel => "codel",
+                        FqMark::CeThreshold => "ce_threshold",
+                    });
+                }
+            }
+        }
+        step.dropped = fq.take_dropped().map(|(q, _)| q.index).collect();
+        out.push(step);
     }
     Ok(out)
 }

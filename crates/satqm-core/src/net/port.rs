@@ -33,7 +33,7 @@ use crate::engine::Event;
 use crate::ids::{AqmId, FlowKind, LinkId};
 use crate::packet::{flags, Packet};
 use crate::queue::BufferLimit;
-use crate::queue::{Buffer, Queued, VqClass};
+use crate::queue::{Buffer, FqEvent, Queued, VqClass};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 
@@ -197,6 +197,9 @@ pub struct Port {
     /// Each departing packet's queueing delay is recorded
     /// (`cold.sojourns`).
     measured: bool,
+    /// The buffer schedules and drops by itself (FQ-CoDel): packets go in
+    /// and out through it, not through the FIFO path.
+    scheduler: bool,
     /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
     /// (Its length comes first and ends the first cache line.)
     queue: Buffer,
@@ -226,6 +229,7 @@ impl Port {
             backpressure,
             watched: false,
             measured: false,
+            scheduler: false,
             queue: Buffer::default(),
             bytes: 0,
             limit,
@@ -294,6 +298,7 @@ impl Port {
     /// any packet arrives.
     pub fn set_buffer(&mut self, queue: Buffer) {
         debug_assert!(self.queue.is_empty());
+        self.scheduler = queue.is_scheduler();
         self.queue = queue;
     }
 
@@ -379,15 +384,7 @@ impl Port {
 
     /// Count a drop or a mark here and report it.
     fn count(&mut self, pkt: &Packet, index: u64, reason: DropReason, sink: &mut impl PortSink) {
-        let c = &mut self.cold;
-        if reason.is_mark() {
-            c.marks_total += 1;
-            c.marks_since_sample += 1;
-        } else {
-            c.drops_total += 1;
-            c.drops_since_sample += 1;
-        }
-        sink.log(pkt, index, reason);
+        count_in(&mut self.cold, pkt, index, reason, sink);
     }
 
     /// Carry out `verdict`; false if the packet was dropped.
@@ -432,6 +429,9 @@ impl Port {
     ) -> Admitted {
         let index = self.counters.arrivals;
         self.counters.arrivals += 1;
+        if self.scheduler {
+            return self.admit_to_scheduler(l, now, rate, pkt, index, aqms, sink);
+        }
         // The virtual queue the packet joins (None: a FIFO port's only one).
         let Some(class) = self.judge_arrival(now, pkt, index, aqms, monitor, sink) else {
             return Admitted::Done;
@@ -487,6 +487,87 @@ impl Port {
         );
         self.wake(l, self.busy_until, sink);
         Admitted::Done
+    }
+
+    /// An arrival at a port whose buffer is a scheduler (FQ-CoDel): it
+    /// always joins, and the scheduler drops what it must to stay within
+    /// the limit. On an idle port it is dequeued at once, through the
+    /// scheduler's state as a real queue discipline's would be.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
+    fn admit_to_scheduler(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        rate: Rate,
+        pkt: &mut Packet,
+        index: u64,
+        aqms: &mut [PlacedAqm],
+        sink: &mut impl PortSink,
+    ) -> Admitted {
+        let idle = self.idle(now);
+        self.bytes += pkt.size as u64;
+        let q = Queued {
+            pkt: *pkt,
+            index,
+            enqueued_at: now,
+        };
+        let Port {
+            queue,
+            cold,
+            bytes,
+            limit,
+            ..
+        } = self;
+        queue.fq_enqueue(q, *limit, |q, _| {
+            *bytes -= q.pkt.size as u64;
+            count_in(cold, &q.pkt, q.index, DropReason::Overflow, sink);
+        });
+        if !idle {
+            self.wake(l, self.busy_until, sink);
+            return Admitted::Done;
+        }
+        match self.dequeue_from_scheduler(now, rate, aqms, sink) {
+            Some(q) => {
+                *pkt = q.pkt;
+                Admitted::Transmit(q.index)
+            }
+            None => Admitted::Done,
+        }
+    }
+
+    /// The scheduler's next packet at `now`, its drops and marks counted
+    /// and logged, the watching AQMs told.
+    #[inline(never)]
+    fn dequeue_from_scheduler(
+        &mut self,
+        now: SimTime,
+        rate: Rate,
+        aqms: &mut [PlacedAqm],
+        sink: &mut impl PortSink,
+    ) -> Option<Queued> {
+        let Port {
+            queue, cold, bytes, ..
+        } = self;
+        let (q, mark) = queue.fq_dequeue(now, |q, e| {
+            *bytes -= q.pkt.size as u64;
+            let why = match e {
+                FqEvent::Overflow => DropReason::Overflow,
+                FqEvent::CodelDrop => DropReason::EarlyDrop,
+            };
+            count_in(cold, &q.pkt, q.index, why, sink);
+        })?;
+        self.bytes -= q.pkt.size as u64;
+        if mark.is_some() {
+            self.count(&q.pkt, q.index, DropReason::EarlyMark, sink);
+        }
+        let sojourn = now - q.enqueued_at;
+        // The scheduler is the acting discipline: a watcher's verdict here
+        // would be a second AQM on the port, which the build refuses.
+        let _ = self.notify_departure(now, rate, sojourn, aqms);
+        self.left_buffer(now, sojourn);
+        Some(q)
     }
 
     /// The acting AQM's verdict on an arrival, carried out: `None` if the
@@ -611,6 +692,12 @@ impl Port {
         sink: &mut impl PortSink,
         out: &mut Packet,
     ) -> Option<u64> {
+        if self.scheduler {
+            self.txdone_pending = false;
+            let q = self.dequeue_from_scheduler(now, rate, aqms, sink)?;
+            *out = q.pkt;
+            return Some(q.index);
+        }
         if self.paced() {
             if now == self.cold.wake_at {
                 self.txdone_pending = false; // else a stale wake-up
@@ -776,6 +863,24 @@ impl Port {
     pub fn take_vq_probe(&mut self, now: SimTime) -> Option<crate::queue::VqProbe> {
         self.queue.parallel_mut().map(|p| p.take_probe(now))
     }
+}
+
+/// Count a drop or a mark in `cold` and report it.
+fn count_in(
+    cold: &mut PortCold,
+    pkt: &Packet,
+    index: u64,
+    reason: DropReason,
+    sink: &mut impl PortSink,
+) {
+    if reason.is_mark() {
+        cold.marks_total += 1;
+        cold.marks_since_sample += 1;
+    } else {
+        cold.drops_total += 1;
+        cold.drops_since_sample += 1;
+    }
+    sink.log(pkt, index, reason);
 }
 
 #[cfg(test)]

@@ -1,17 +1,20 @@
-//! Physical buffers of output ports: one FIFO, or two virtual queues that
-//! share one buffer and one transmitter (the RED+Tail structure).
+//! Physical buffers of output ports: one FIFO, two virtual queues that
+//! share one buffer and one transmitter (the RED+Tail structure), or a
+//! flow-queuing scheduler that decides drops itself (FQ-CoDel).
 //!
 //! The port owns a [`Buffer`]; the simulator pushes packets into it (with
 //! the virtual queue the classifier chose) and pops the next packet to
 //! serialize. A FIFO ignores the class. The buffer limit applies to all the
 //! packets together, whichever virtual queue holds them.
 
+pub mod fq_codel;
 pub mod parallel;
 
 use crate::packet::Packet;
 use crate::ring::Ring;
 use crate::time::SimTime;
 
+pub use fq_codel::{FqCodel, FqCodelParams, FqEvent, FqMark};
 pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
 
 /// What an algorithm sees of the queue it monitors.
@@ -60,8 +63,18 @@ pub struct Buffer {
 enum BufferKind {
     /// First in, first out.
     Fifo(Ring<Queued>),
+    /// A structure behind one pointer (so that the buffer stays the size
+    /// of a FIFO's ring, which the port's layout counts on).
+    Structured(Box<Structured>),
+}
+
+/// The buffers other than a FIFO.
+#[derive(Debug)]
+enum Structured {
     /// Two virtual queues with a bandwidth split (RED+Tail).
-    Parallel(Box<ParallelQueues>),
+    Parallel(ParallelQueues),
+    /// Flow queues under a scheduler with its own AQM (FQ-CoDel).
+    FqCodel(FqCodel),
 }
 
 impl Default for BufferKind {
@@ -75,8 +88,60 @@ impl Buffer {
     pub fn parallel_queues(p: ParallelQueues) -> Buffer {
         Buffer {
             len: 0,
-            kind: BufferKind::Parallel(Box::new(p)),
+            kind: BufferKind::Structured(Box::new(Structured::Parallel(p))),
         }
+    }
+
+    /// An empty FQ-CoDel discipline.
+    pub fn fq_codel(f: FqCodel) -> Buffer {
+        Buffer {
+            len: 0,
+            kind: BufferKind::Structured(Box::new(Structured::FqCodel(f))),
+        }
+    }
+
+    /// Whether the buffer schedules and drops by itself (FQ-CoDel): the
+    /// port enqueues through [`fq_enqueue`](Self::fq_enqueue) and dequeues
+    /// through [`fq_dequeue`](Self::fq_dequeue).
+    pub fn is_scheduler(&self) -> bool {
+        matches!(&self.kind, BufferKind::Structured(s) if matches!(**s, Structured::FqCodel(_)))
+    }
+
+    /// Hand `q` to the scheduler; what it drops to stay within `limit` is
+    /// given to `dropped`.
+    pub fn fq_enqueue(
+        &mut self,
+        q: Queued,
+        limit: BufferLimit,
+        mut dropped: impl FnMut(Queued, FqEvent),
+    ) {
+        let Some(f) = self.fq_codel_mut() else {
+            unreachable!("fq_enqueue on a buffer without a scheduler")
+        };
+        let bucket = f.bucket_of(&q.pkt);
+        f.enqueue(bucket, q, limit);
+        for (q, e) in f.take_dropped() {
+            dropped(q, e);
+        }
+        self.len = f.len();
+    }
+
+    /// The scheduler's next packet at `now` and how it was marked; what it
+    /// dropped on the way is given to `dropped`.
+    pub fn fq_dequeue(
+        &mut self,
+        now: SimTime,
+        mut dropped: impl FnMut(Queued, FqEvent),
+    ) -> Option<(Queued, Option<FqMark>)> {
+        let Some(f) = self.fq_codel_mut() else {
+            unreachable!("fq_dequeue on a buffer without a scheduler")
+        };
+        let out = f.dequeue(now);
+        for (q, e) in f.take_dropped() {
+            dropped(q, e);
+        }
+        self.len = f.len();
+        out
     }
 
     /// Packets waiting, in all virtual queues.
@@ -97,7 +162,10 @@ impl Buffer {
         self.len += 1;
         match &mut self.kind {
             BufferKind::Fifo(f) => f.push_back(q),
-            BufferKind::Parallel(p) => p.push(class, now, q),
+            BufferKind::Structured(s) => match &mut **s {
+                Structured::Parallel(p) => p.push(class, now, q),
+                Structured::FqCodel(_) => unreachable!("a scheduler's port uses fq_enqueue"),
+            },
         }
     }
 
@@ -110,9 +178,12 @@ impl Buffer {
         self.len -= 1;
         match &mut self.kind {
             BufferKind::Fifo(f) => f.take_front(),
-            BufferKind::Parallel(p) => p
-                .pop(now)
-                .expect("buffer length out of step with its queues"),
+            BufferKind::Structured(s) => match &mut **s {
+                Structured::Parallel(p) => p
+                    .pop(now)
+                    .expect("buffer length out of step with its queues"),
+                Structured::FqCodel(_) => unreachable!("a scheduler's port uses fq_dequeue"),
+            },
         }
     }
 
@@ -122,16 +193,32 @@ impl Buffer {
     #[inline]
     pub fn parallel(&self) -> Option<&ParallelQueues> {
         match &self.kind {
+            BufferKind::Structured(s) => match &**s {
+                Structured::Parallel(p) => Some(p),
+                Structured::FqCodel(_) => None,
+            },
             BufferKind::Fifo(_) => None,
-            BufferKind::Parallel(p) => Some(p),
         }
     }
 
     #[inline]
     pub fn parallel_mut(&mut self) -> Option<&mut ParallelQueues> {
         match &mut self.kind {
+            BufferKind::Structured(s) => match &mut **s {
+                Structured::Parallel(p) => Some(p),
+                Structured::FqCodel(_) => None,
+            },
             BufferKind::Fifo(_) => None,
-            BufferKind::Parallel(p) => Some(p),
+        }
+    }
+
+    fn fq_codel_mut(&mut self) -> Option<&mut FqCodel> {
+        match &mut self.kind {
+            BufferKind::Structured(s) => match &mut **s {
+                Structured::FqCodel(f) => Some(f),
+                Structured::Parallel(_) => None,
+            },
+            BufferKind::Fifo(_) => None,
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::gateway::{self, Pep, Relay};
 use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
 use crate::net::{Framing, Held, PlacedAqm, Routes};
 use crate::probe::{CongestionLog, CwndTrace, DropLog, SeqTracer, TimeSeries, TrafficTrace};
-use crate::queue::{Buffer, ParallelQueues};
+use crate::queue::{Buffer, FqCodel, FqCodelParams, ParallelQueues};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 use crate::topology::{self, Built, Topology};
@@ -196,6 +196,27 @@ impl Simulation {
                 let split = p.split(link.rate().bps(), &format!("aqm[{i}]"))?;
                 let vqs = ParallelQueues::new(split, link.rate());
                 link.port.set_buffer(Buffer::parallel_queues(vqs));
+            }
+            if let AqmParams::FqCodel(p) = &a.params {
+                let link = &mut self.links[at.idx()];
+                if link.port.backpressure() {
+                    return Err(ConfigError::new(
+                        format!("aqm[{i}].at"),
+                        format!(
+                            "link {:?} has backpressure, which fq_codel does not support",
+                            a.at
+                        ),
+                    )
+                    .into());
+                }
+                let p = FqCodelParams {
+                    ecn: a.mode == AqmMode::Mark,
+                    ..p.clone()
+                };
+                // The hash's perturbation, from the run's seed.
+                let perturb = Rng::stream(self.seed, "fq_codel", i as u64).uniform_u64(0, u64::MAX);
+                link.port
+                    .set_buffer(Buffer::fq_codel(FqCodel::new(p, perturb)));
             }
             if let Some(iv) = aqm.timer_interval() {
                 self.queue.schedule(iv, Event::AqmTimer(id));
