@@ -10,7 +10,8 @@ and ``include/net/codel_impl.h``:
   backlog in bytes (ties: the lowest index, a strict ``>`` scan) loses
   packets from its head until the bytes dropped reach half its backlog or
   ``drop_batch`` packets were dropped (at least one); the bucket keeps its
-  place in its list even if emptied;
+  place in its list even if emptied, and its CoDel ``count`` grows by the
+  packets dropped ("tell codel to increase its signal strength also");
 * a bucket whose deficit is ``<= 0`` gets a quantum and goes to the tail of
   the old list;
 * a bucket of the new list that CoDel finds empty goes to the tail of the
@@ -101,9 +102,9 @@ BRANCHES = (
 #: Documented departures from the semantics above, selectable for tests that
 #: check the traces tell them apart (never used for the reference outputs):
 VARIANTS = {
-    # sch_fq_codel.c, fq_codel_drop(): "Tell codel to increase its signal
-    # strength also": the batch adds the packets it dropped to the bucket's count
-    "batch_raises_count": "fq_codel_drop adds the dropped packets to cvars.count",
+    # RFC 8290 says nothing of CoDel's count on a drop batch; sch_fq_codel.c's
+    # fq_codel_drop() adds the packets it dropped to it (the default here)
+    "batch_keeps_count": "the drop batch leaves the bucket's CoDel count alone",
     # RFC 8290 section 4.2: an empty bucket taken from the new list always goes to
     # the old list (Linux: only if the old list is not empty)
     "rfc_new_to_old": "an empty new bucket always moves to the old list",
@@ -269,7 +270,7 @@ class FqCoDel:
                 break
         if not f.q:
             self.hit("batch_empties_bucket")
-        if "batch_raises_count" in self.variants:
+        if "batch_keeps_count" not in self.variants:
             f.count += len(dropped)
         return dropped
 
