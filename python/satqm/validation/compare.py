@@ -67,6 +67,8 @@ EXPLAINED.update(
         "terr-red-n1-cubic": "CUBIC's growth over SACKed data and RED's idle decay (set 5, C1, C2)",
         "geo-red-n1-bbr": "satqm's RED average hardly decays between paced packets (set 5, C2)",
         "geo-codel-n1-cubic": "one flow: a few dozen losses decide the run (set 5, C6)",
+        "terr-red-n5-bbr": "satqm keeps the backed-off timeout until an RTT sample, ns-3 "
+        "resets it on every new ACK (set 5, C4)",
     }
 )
 _NEWRENO_WHY = "ns-3 NewReno without SACK enters fast recovery on one duplicate ACK (section 1)"
