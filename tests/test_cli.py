@@ -387,13 +387,20 @@ def test_validate_help_and_docs_give_the_runs_the_code_makes():
     assert f"the quick subset, {S.QUICK_DURATION_S:g} s runs" in text
     assert f"the full set's {S.FULL_DURATION_S:g} s" in text
     doc = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text("utf-8")
+    cc_durations = sorted({link["duration_s"] for link in S.LINKS.values()})
     for flags, quick in (("--quick", True), ("", False)):
-        runs = S.scenarios(quick)
+        everything = S.scenarios(quick)
+        runs = [d for d in everything if d["tcp"]["cc"] == "reno"]
+        cc_runs = [d for d in everything if d["tcp"]["cc"] != "reno"]
         line = re.search(rf"^satqm validate ns3 {flags} *# .*$", doc, re.M)
         assert line is not None, flags
         dur = S.QUICK_DURATION_S if quick else S.FULL_DURATION_S
         assert f"{len(runs)} runs of {dur:g} s" in line.group(0)
         assert {d["duration_s"] for d in runs} == {dur}
+        # the congestion-control runs keep their links' durations in both sets
+        durations = " or ".join(f"{x:g}" for x in cc_durations)
+        assert f"{len(cc_runs)} CUBIC, BBR and DCTCP runs of {durations} s" in line.group(0)
+        assert sorted({d["duration_s"] for d in cc_runs}) == cc_durations
 
 
 def test_reproduce_workers(monkeypatch, tmp_path, capsys):

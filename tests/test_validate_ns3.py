@@ -56,6 +56,56 @@ def test_ns3_semantics_compensated():
     assert "ns3::PieQueueDisc::A=0.125" in pie["attrs"]
 
 
+def test_cc_scenarios_set_ns3_as_satqm():
+    """CUBIC, BBR and DCTCP run as ns-3's TcpCubic, TcpBbr (SACK, pacing)
+    and TcpDctcp (ECN) behind a step marker that marks at the same queue."""
+    names: dict = {}
+    for d in S.scenarios(quick=False):
+        names.setdefault(d["group"], d)
+    cubic = S.ns3_params(names["geo-droptail-n5-cubic"])
+    assert cubic["tcp"] == "Cubic" and cubic["sack"] and not cubic["pacing"]
+    bbr = names["terr-red-n1-bbr"]
+    p = S.ns3_params(bbr)
+    assert p["tcp"] == "Bbr" and p["sack"] and p["pacing"] and not p["ecn"]
+    assert "pacing = true" in S.satqm_toml(bbr)
+    assert "redUseEcn" not in p  # RED drops
+    dctcp = names["terr-step-n5-dctcp"]
+    p = S.ns3_params(dctcp)
+    k = S.LINKS["terr"]["step_k"]
+    assert p["tcp"] == "Dctcp" and p["ecn"]
+    # satqm marks at K waiting packets; ns-3's queue disc then holds K - 1
+    assert p["minTh"] == p["maxTh"] == k - 1 and p["qW"] == 1.0 and p["maxP"] == 1.0
+    assert p["redUseEcn"] and not p["redHardDrop"] and not p["gentle"]
+    assert dctcp["aqm"]["min_th"] == k - 1 and dctcp["aqm"]["max_th"] == k
+    text = S.satqm_toml(dctcp)
+    assert 'ecn = "dctcp"' in text and 'mode = "mark"' in text and 'cc_rules = "linux"' in text
+    # ns-3 acknowledges the first data segment at once; satqm's quick ACK does
+    assert "quickack = 1" in text and "quickack" not in S.satqm_toml(S.make("r", flows=1))
+    assert names["geo-step-n1-dctcp"]["bottleneck"]["buffer_packets"] == 500
+    with pytest.raises(ValueError, match="BBR needs SACK"):
+        S.make("x", flows=1, cc="bbr")
+    # the multi-flow CUBIC and BBR scenarios run replicates, the others once
+    groups = [d["group"] for d in S.scenarios(quick=False)]
+    assert groups.count("geo-red-n5-bbr") == S.CC_REPLICATES
+    assert groups.count("geo-red-n1-bbr") == groups.count("terr-step-n5-dctcp") == 1
+
+
+def test_new_ns3_parameters_leave_the_other_scenarios_unchanged():
+    """The program's new parameters default to ns-3's own behaviour, and the
+    NewReno scenarios pass them off."""
+    assert PARAMS["pacing"][1] is False and PARAMS["ecn"][1] is False
+    assert PARAMS["redUseEcn"][1] is False and PARAMS["redHardDrop"][1] is True
+    src = (Path(compare.__file__).parent / "ns3" / "dumbbell.cc").read_text()
+    for line in ("bool pacing = false;", "bool ecn = false;", "bool redUseEcn = false;"):
+        assert line in src
+    assert "bool redHardDrop = true;" in src
+    for d in S.scenarios(quick=False):
+        if d["tcp"]["cc"] == "reno":
+            p = S.ns3_params(d)
+            assert p["tcp"] == "NewReno" and not p["pacing"] and not p["ecn"]
+            assert "redUseEcn" not in p
+
+
 def test_a_changed_parameter_shows_on_one_side_only():
     d = S.make("x", flows=3, aqm="codel")
     text = S.satqm_toml(d)
@@ -89,6 +139,8 @@ def test_rel_diff_and_check():
     assert compare.rel_diff(1.0, 0.0) != compare.rel_diff(1.0, 0.0)  # NaN
     assert compare.checked("droptail-n10-sack") and compare.checked("red-n3")
     assert not compare.checked("pie-n10-sack") and not compare.checked("hetero-red-n10")
+    assert compare.bounds_for("geo-droptail-n5-cubic") == compare.CC_BOUNDS
+    assert compare.bounds_for("red-n3-sack") == compare.BOUNDS
 
 
 def test_jain_is_undefined_when_nothing_was_delivered():

@@ -23,6 +23,19 @@ listed in ``docs/validation.md``):
 - ns-3 RED defaults to ns-2's ``wait`` rule; satqm spreads drops with
   ``p_b / (1 - count p_b)``, which is ns-3's ``Wait = false``.
 - ns-3's limited transmit (RFC 3042) is on by default; satqm has none.
+- A step marker at K (satqm: RED with ``w_q = 1``, ``min_th = K - 1``,
+  ``max_th = K``, ``max_p = 1``, marking) marks an arrival that finds K
+  packets waiting; ns-3's RED counts its queue disc only, one packet short
+  of that, so it gets ``MinTh = MaxTh = K - 1`` with ``UseEcn`` on and
+  ``UseHardDrop`` off.
+- ns-3's receiver acknowledges the first data segment of a connection at
+  once; the congestion-control scenarios give satqm's receiver
+  ``quickack = 1`` to match (the NewReno scenarios keep the difference,
+  as measured before).
+
+The congestion-control scenarios (:data:`CC_SCENARIOS`) run CUBIC, BBR
+and DCTCP over a GEO and a terrestrial dumbbell; their parameters on the
+satqm side are set to ns-3's (:data:`CC_PARAMS`, :data:`NS3_CC`).
 """
 
 from __future__ import annotations
@@ -91,6 +104,34 @@ AQMS: dict[str, dict[str, Any]] = {
     "codel": {"kind": "codel", "target_s": 0.005, "interval_s": 0.100, "mtu": PACKET},
 }
 
+
+def step_marker(k: int) -> dict[str, Any]:
+    """satqm's step marker at ``k`` packets (docs/aqm.md, "Step marking"):
+    RED on the instantaneous queue that marks every ECN-capable arrival
+    finding ``k`` or more packets waiting."""
+    return {
+        "kind": "red",
+        "min_th": k - 1,
+        "max_th": k,
+        "max_p": 1.0,
+        "w_q": 1.0,
+        "gentle": False,
+        "mode": "mark",
+        "mean_packet_size": PACKET,
+    }
+
+
+def is_step_marker(q: dict[str, Any]) -> bool:
+    """Whether a RED description is a step marker (see :func:`step_marker`)."""
+    return (
+        q.get("kind") == "red"
+        and q.get("w_q") == 1.0
+        and q.get("max_p") == 1.0
+        and q.get("max_th", 0) - q.get("min_th", 0) == 1
+        and not q.get("gentle", False)
+    )
+
+
 TCP_DEFAULTS: dict[str, Any] = {
     "recovery": "newreno",  # or "sack"
     "mss": MSS,
@@ -102,6 +143,53 @@ TCP_DEFAULTS: dict[str, Any] = {
     "window_scaling": True,
     "receive_buffer": 16 * 1024 * 1024,
     "handshake": True,
+    "cc": "reno",
+    "cc_params": {},
+    "ecn": False,
+    "pacing": False,
+    "cc_rules": "rfc",
+    "quickack": 0,
+}
+
+#: The ns-3 congestion control (``ns3::Tcp<name>``) for each satqm ``cc``.
+NS3_CC = {"reno": "NewReno", "cubic": "Cubic", "bbr": "Bbr", "dctcp": "Dctcp"}
+
+#: satqm's ``[tcp.cc]`` parameters in the comparison with ns-3, set to ns-3's
+#: where they differ from satqm's defaults: BBR's STARTUP gain is 2.89 in ns-3
+#: (739/256 = 2.887 in satqm) and ns-3's TcpBbr has no long-term (policer)
+#: bandwidth sampling. CUBIC's (beta 0.7, C 0.4, fast convergence, HyStart)
+#: and DCTCP's (g = 1/16, α from 1) are the same on both sides.
+CC_PARAMS: dict[str, dict[str, Any]] = {
+    "reno": {},
+    "cubic": {},
+    "bbr": {"high_gain": 2.89, "long_term": False},
+    "dctcp": {},
+}
+
+#: The dumbbells of the congestion-control scenarios: bottleneck rate,
+#: one-way delay and buffer (packets); 5 ms access links on both sides;
+#: the run and its warm-up; RED's thresholds and the step marker's K.
+LINKS: dict[str, dict[str, Any]] = {
+    # round trip 0.6 s, 500 packets in flight at full rate, buffer 1 BDP
+    "geo": {
+        "rate_bps": 10e6,
+        "delay_s": 0.290,
+        "buffer_packets": 500,
+        "duration_s": 120.0,
+        "warmup_s": 30.0,
+        "red": (50, 150),
+        "step_k": 80,
+    },
+    # round trip 60 ms, 100 packets in flight at full rate, buffer 1 BDP
+    "terr": {
+        "rate_bps": 20e6,
+        "delay_s": 0.020,
+        "buffer_packets": 100,
+        "duration_s": 60.0,
+        "warmup_s": 15.0,
+        "red": (15, 45),
+        "step_k": 20,
+    },
 }
 
 
@@ -130,15 +218,40 @@ def make(
     seed: int = 1,
     group: str = "",
     note: str = "",
+    cc: str = "reno",
+    rate_bps: float = 10e6,
+    delay_s: float = 0.290,
+    aqm_params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One scenario description (a dict; see the module docstring)."""
-    if aqm not in AQMS:
+    """One scenario description (a dict; see the module docstring).
+
+    ``cc``: satqm's congestion control (``reno``, ``cubic``, ``bbr``,
+    ``dctcp``; ns-3 runs :data:`NS3_CC`'s); ``aqm_params`` replaces the
+    named AQM's parameters (``aqm`` then only names it)."""
+    if aqm_params is None and aqm not in AQMS:
         raise ValueError(f"unknown AQM {aqm!r} (known: {', '.join(AQMS)})")
+    if cc not in NS3_CC:
+        raise ValueError(f"unknown congestion control {cc!r} (known: {', '.join(NS3_CC)})")
     delays = list(access_delays_s) if access_delays_s else [0.005] * flows
     if len(delays) != flows:
         raise ValueError(f"{name}: {len(delays)} access delays for {flows} flows")
     tcp = dict(TCP_DEFAULTS)
     tcp["recovery"] = recovery
+    tcp["cc"] = cc
+    tcp["cc_params"] = dict(CC_PARAMS[cc])
+    if cc == "bbr":
+        if recovery != "sack":
+            raise ValueError(f"{name}: BBR needs SACK")
+        tcp["pacing"] = True
+    if cc == "dctcp":
+        # RFC 8257 feedback; growth as ns-3's TcpLinuxReno (segments acknowledged)
+        tcp["ecn"] = "dctcp"
+        tcp["cc_rules"] = "linux"
+    if cc != "reno":
+        # ns-3's receiver acknowledges the first data segment at once (the
+        # NewReno scenarios leave this difference in, docs/validation.md)
+        tcp["quickack"] = 1
+    q = copy.deepcopy(aqm_params if aqm_params is not None else AQMS[aqm])
     return {
         "name": name,
         "group": group or name,
@@ -150,14 +263,14 @@ def make(
         "seed": seed,
         "replicate": replicate,
         "bottleneck": {
-            "rate_bps": 10e6,
-            "delay_s": 0.290,
+            "rate_bps": float(rate_bps),
+            "delay_s": float(delay_s),
             "buffer_packets": buffer_packets,
             "loss": float(loss),
         },
         "access": {"rate_bps": 100e6, "delays_s": delays, "rx_delay_s": 0.005},
         "tcp": tcp,
-        "aqm": copy.deepcopy(AQMS[aqm]),
+        "aqm": q,
         "starts_s": start_offsets(flows, start_spread_s, replicate),
     }
 
@@ -216,6 +329,63 @@ _QUICK: list[tuple[str, int, str, int]] = [
 ]
 
 
+#: The congestion-control scenarios of the full set: (link, AQM, flows, cc).
+#: ``step`` is the step marker at the link's K, with ECN (DCTCP only).
+CC_SCENARIOS: list[tuple[str, str, int, str]] = [
+    (link, aqm, n, cc)
+    for link in ("geo", "terr")
+    for cc in ("cubic", "bbr")
+    for aqm in ("droptail", "red", "codel")
+    for n in (1, 5)
+] + [(link, "step", n, "dctcp") for link in ("geo", "terr") for n in (1, 5)]
+
+#: Runs of each multi-flow CUBIC and BBR scenario of the full set (start
+#: times and seeds differ; a run is decided by a few loss events).
+CC_REPLICATES = 3
+
+#: The congestion-control scenarios of the quick set (one run each).
+CC_QUICK: list[tuple[str, str, int, str]] = [
+    ("geo", "droptail", 5, "cubic"),
+    ("terr", "droptail", 5, "cubic"),
+    ("geo", "droptail", 1, "bbr"),
+    ("terr", "droptail", 1, "bbr"),
+    ("geo", "step", 5, "dctcp"),
+    ("terr", "step", 5, "dctcp"),
+]
+
+
+def cc_name(link: str, aqm: str, flows: int, cc: str) -> str:
+    return f"{link}-{aqm}-n{flows}-{cc}"
+
+
+def cc_scenario(link: str, aqm: str, flows: int, cc: str) -> dict[str, Any]:
+    """One congestion-control scenario: ``flows`` bulk flows with SACK and
+    ``cc`` over the ``link`` dumbbell (:data:`LINKS`) with ``aqm``
+    (``droptail``, ``red`` with the link's thresholds, ``codel``, or
+    ``step``, the step marker at the link's K)."""
+    ln = LINKS[link]
+    if aqm == "step":
+        q = step_marker(ln["step_k"])
+    elif aqm == "red":
+        q = copy.deepcopy(AQMS["red"])
+        q["min_th"], q["max_th"] = ln["red"]
+    else:
+        q = copy.deepcopy(AQMS[aqm])
+    return make(
+        cc_name(link, aqm, flows, cc),
+        flows=flows,
+        aqm=aqm,
+        aqm_params=q,
+        recovery="sack",
+        cc=cc,
+        rate_bps=ln["rate_bps"],
+        delay_s=ln["delay_s"],
+        buffer_packets=ln["buffer_packets"],
+        duration_s=ln["duration_s"],
+        warmup_s=ln["warmup_s"],
+    )
+
+
 def scenarios(quick: bool = False) -> list[dict[str, Any]]:
     """The validation set (``quick``: the subset ``satqm validate ns3 --quick``
     runs, with shorter runs). Names are unique; replicates of a group share
@@ -249,6 +419,8 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
                 warmup_s=warm,
             )
             out += _replicated(base, 2)
+        # 5: CUBIC, BBR and DCTCP
+        out += [cc_scenario(*x) for x in CC_QUICK]
         return out
 
     dur, warm = FULL_DURATION_S, FULL_WARMUP_S
@@ -295,6 +467,9 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
                     warmup_s=warm,
                 )
             )
+    for link, aqm, n, cc in CC_SCENARIOS:
+        reps = CC_REPLICATES if n > 1 and cc in ("cubic", "bbr") else 1
+        out += _replicated(cc_scenario(link, aqm, n, cc), reps)
     return out
 
 
@@ -402,6 +577,17 @@ def satqm_toml(d: dict[str, Any]) -> str:
         f"receive_buffer = {_toml_value(quantity_text(t['receive_buffer'], 'B'))}",
         f"handshake = {_toml_value(t['handshake'])}",
     ]
+    if t["ecn"]:
+        lines.append(f"ecn = {_toml_value(t['ecn'])}")
+    if t["pacing"]:
+        lines.append("pacing = true")
+    if t["quickack"]:
+        lines.append(f"quickack = {t['quickack']}")
+    if t["cc_rules"] != "rfc":
+        lines.append(f"cc_rules = {_toml_value(t['cc_rules'])}")
+    if t["cc"] != "reno":
+        lines += ["", "[tcp.cc]", f"kind = {_toml_value(t['cc'])}"]
+        lines += [f"{k} = {_toml_value(v)}" for k, v in t["cc_params"].items()]
     if q["kind"] != "droptail":
         lines += ["", "[[aqm]]", f"kind = {_toml_value(q['kind'])}", 'at = "bottleneck"']
         lines += [_aqm_line(k, v) for k, v in q.items() if k != "kind"]
@@ -419,6 +605,8 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
     b, a, t, q = d["bottleneck"], d["access"], d["tcp"], d["aqm"]
     if t["recovery"] not in ("newreno", "sack"):
         raise ValueError(f"ns-3 comparison supports newreno and sack, not {t['recovery']!r}")
+    if t["cc_params"] != CC_PARAMS[t["cc"]]:
+        raise ValueError(f"{t['cc']}: ns-3 runs with {CC_PARAMS[t['cc']]}, not {t['cc_params']}")
     if not t["handshake"]:
         raise ValueError("ns-3 always does the SYN exchange: handshake must be true")
     p: dict[str, Any] = {
@@ -432,7 +620,7 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
         "bufferPackets": int(b["buffer_packets"]) - 1,
         "deviceQueuePackets": 1,
         "queueDisc": q["kind"],
-        "tcp": "NewReno",
+        "tcp": NS3_CC[t["cc"]],
         "recovery": "classic",
         "sack": t["recovery"] == "sack",
         "mss": t["mss"],
@@ -445,6 +633,8 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
         "windowScaling": t["window_scaling"],
         "timestamps": False,
         "limitedTransmit": False,
+        "pacing": bool(t["pacing"]),
+        "ecn": bool(t["ecn"]),
         "rcvBuf": t["receive_buffer"],
         "sndBuf": t["receive_buffer"],
         "errorRate": b["loss"],
@@ -466,6 +656,12 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
             wait=False,
             meanPktSize=q["mean_packet_size"],
         )
+        if q.get("mode") == "mark":
+            p.update(redUseEcn=True, redHardDrop=False)
+        if is_step_marker(q):
+            # ns-3 counts its queue disc, one packet short of satqm's waiting
+            # packets: K - 1 there is K here
+            p.update(minTh=q["min_th"], maxTh=q["min_th"])
         if kind == "red":
             p.update(qW=q["w_q"], gentle=q["gentle"])
         else:
@@ -537,9 +733,19 @@ def params_from_toml(text: str) -> dict[str, Any]:
         "starts_s": starts,
         "aqm": aqm["kind"],
     }
+    cc = tcp.get("cc", "reno")
+    cc = cc if isinstance(cc, dict) else {"kind": cc}
+    ecn = tcp.get("ecn", False)
+    out.update(
+        cc=cc["kind"],
+        cc_params={k: v for k, v in cc.items() if k != "kind"},
+        ecn=ecn is not False and ecn != "off",
+        pacing=bool(tcp.get("pacing", cc["kind"] == "bbr")),
+    )
     kind = aqm["kind"]
     if kind in ("red", "ared"):
         out.update(
+            ecn_marks=aqm.get("mode", "drop") == "mark",
             min_th=float(aqm["min_th"]),
             max_th=float(aqm["max_th"]),
             max_p=float(aqm["max_p"]),
@@ -572,6 +778,17 @@ def params_from_toml(text: str) -> dict[str, Any]:
     return out
 
 
+#: ns-3's congestion-control parameters that satqm's ``[tcp.cc]`` sets, in
+#: satqm's names (TcpBbr: ``HighGain`` 2.89, no long-term sampling; TcpCubic
+#: and TcpDctcp: satqm's defaults).
+NS3_CC_DEFAULTS: dict[str, dict[str, Any]] = {
+    "NewReno": {},
+    "Cubic": {},
+    "Bbr": {"high_gain": 2.89, "long_term": False},
+    "Dctcp": {},
+}
+
+
 def params_from_ns3(args: list[str]) -> dict[str, Any]:
     """The compared parameters, read from the ns-3 program's command line
     (``--name=value`` items, as :func:`satqm.validation.ns3.run.command_line`
@@ -595,8 +812,9 @@ def params_from_ns3(args: list[str]) -> dict[str, Any]:
     def fl(k: str) -> list[float]:
         return [float(x) for x in kv[k].split(",")]
 
-    if kv["tcp"] != "NewReno" or kv["recovery"] != "classic":
-        raise ValueError("expected NewReno with classic recovery")
+    ccs = {v: k for k, v in NS3_CC.items()}
+    if kv["tcp"] not in ccs or kv["recovery"] != "classic":
+        raise ValueError(f"expected one of {', '.join(ccs)} with classic recovery")
     if b("timestamps") or b("limitedTransmit") or i("deviceQueuePackets") != 1:
         raise ValueError("expected timestamps and limited transmit off, a 1-packet device queue")
     flows = i("nFlows")
@@ -627,14 +845,27 @@ def params_from_ns3(args: list[str]) -> dict[str, Any]:
         "receive_buffer": i("rcvBuf"),
         "starts_s": fl("startTimes"),
         "aqm": kv["queueDisc"],
+        "cc": ccs[kv["tcp"]],
+        # ns-3's defaults, in satqm's names (scenarios.CC_PARAMS)
+        "cc_params": NS3_CC_DEFAULTS[kv["tcp"]],
+        # TcpDctcp turns ECN on itself, TcpBbr pacing
+        "ecn": b("ecn") or kv["tcp"] == "Dctcp",
+        "pacing": b("pacing") or kv["tcp"] == "Bbr",
     }
     kind = kv["queueDisc"]
     if kind in ("red", "ared"):
         if not b("packetMode"):
             raise ValueError("expected RED in packet mode")
+        use_ecn = kv.get("redUseEcn") == "true"
+        marks = use_ecn and kv.get("redHardDrop") == "false"
+        if use_ecn != marks:
+            raise ValueError("expected RED with ECN to mark in the forced region too")
+        step = f("minTh") == f("maxTh") and f("qW") == 1.0 and f("maxP") == 1.0
         out.update(
+            ecn_marks=marks,
             min_th=f("minTh"),
-            max_th=f("maxTh"),
+            # a step marker: ns-3's K - 1 queue-disc packets are K waiting
+            max_th=f("maxTh") + 1 if step else f("maxTh"),
             max_p=f("maxP"),
             w_q=f("qW") if f("qW") > 0 else "auto",
             gentle=b("gentle"),

@@ -266,6 +266,7 @@ std::vector<double> g_sampleTxIp;      // bottleneck IP bytes sent
 std::vector<double> g_sampleDrops;     // queue-disc drops
 std::vector<double> g_sampleArrivals;  // packets offered to the queue disc
 std::vector<double> g_sampleErrDrops;  // error-model losses
+std::vector<double> g_sampleMarks;     // queue-disc ECN marks
 std::vector<std::vector<double>> g_sampleRx; // [flow][sample] sink bytes
 std::vector<Ptr<PacketSink>> g_sinks;
 
@@ -445,6 +446,7 @@ Sample(Ptr<QueueDisc> qd, Ptr<Queue<Packet>> devQ, double interval, double end)
     g_sampleDrops.push_back(static_cast<double>(g_qdiscDrops));
     g_sampleArrivals.push_back(static_cast<double>(qd->GetStats().nTotalReceivedPackets));
     g_sampleErrDrops.push_back(static_cast<double>(g_errorDrops));
+    g_sampleMarks.push_back(static_cast<double>(g_qdiscMarks));
     Time next = Simulator::Now() + Seconds(interval);
     if (next.GetSeconds() <= end + 1e-12)
     {
@@ -520,6 +522,8 @@ main(int argc, char* argv[])
     bool redPacketMode = true;
     bool redWait = true;
     uint32_t redMeanPktSize = 0; // 0: mss + IP/TCP headers (+ options)
+    bool redUseEcn = false;      // mark ECN-capable packets instead of dropping them
+    bool redHardDrop = true;     // forced region drops even with ECN (ns-3's UseHardDrop)
     bool aredAuto = true;        // ns-3 "ARED" flag (auto minTh/maxTh/qW + AdaptMaxP)
     bool aredAdaptMaxP = true;
     bool aredFeng = false;
@@ -555,6 +559,8 @@ main(int argc, char* argv[])
     uint32_t rcvBuf = 16 * 1024 * 1024;
     uint32_t sndBuf = 16 * 1024 * 1024;
     bool limitedTransmit = true;
+    bool pacing = false; // TcpSocketState::EnablePacing (TcpBbr turns it on itself)
+    bool ecn = false;    // TcpSocketBase::UseEcn On (TcpDctcp turns it on itself)
     // run
     double errorRate = 0.0;
     double duration = 60.0;
@@ -590,6 +596,8 @@ main(int argc, char* argv[])
     cmd.AddValue("packetMode", "RED in packets (true) or bytes (false)", redPacketMode);
     cmd.AddValue("wait", "RED wait between drops (ns-2 'wait_')", redWait);
     cmd.AddValue("meanPktSize", "RED MeanPktSize bytes (0: mss+40[+12 with timestamps])", redMeanPktSize);
+    cmd.AddValue("redUseEcn", "RED UseEcn: mark ECN-capable packets instead of dropping", redUseEcn);
+    cmd.AddValue("redHardDrop", "RED UseHardDrop: drop in the forced region even with ECN", redHardDrop);
     cmd.AddValue("aredAuto", "ared: ns-3 ARED=true (auto minTh/maxTh/qW, AdaptMaxP)", aredAuto);
     cmd.AddValue("aredAdaptMaxP", "ared: AdaptMaxP (used when aredAuto=false)", aredAdaptMaxP);
     cmd.AddValue("aredFeng", "ared: FengAdaptive instead of AdaptMaxP", aredFeng);
@@ -622,6 +630,8 @@ main(int argc, char* argv[])
     cmd.AddValue("rcvBuf", "TCP receive buffer (bytes)", rcvBuf);
     cmd.AddValue("sndBuf", "TCP send buffer (bytes)", sndBuf);
     cmd.AddValue("limitedTransmit", "RFC 3042 limited transmit", limitedTransmit);
+    cmd.AddValue("pacing", "TcpSocketState::EnablePacing", pacing);
+    cmd.AddValue("ecn", "TcpSocketBase::UseEcn On (classic ECN; TcpDctcp sets its own)", ecn);
     cmd.AddValue("errorRate", "per-packet loss probability on the bottleneck (data direction)", errorRate);
     cmd.AddValue("duration", "simulated time (s)", duration);
     cmd.AddValue("sampleInterval", "queue / cwnd sampling interval (s)", sampleInterval);
@@ -745,6 +755,8 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Seconds(clockGranularity)));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(limitedTransmit));
+    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(pacing));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));
     Config::SetDefault("ns3::RttEstimator::InitialEstimation", TimeValue(Seconds(initialRto)));
 
     // ---------------- topology ----------------
@@ -817,6 +829,8 @@ main(int argc, char* argv[])
         Config::SetDefault("ns3::RedQueueDisc::Alpha", DoubleValue(aredAlpha));
         Config::SetDefault("ns3::RedQueueDisc::Beta", DoubleValue(aredBeta));
         Config::SetDefault("ns3::RedQueueDisc::Rtt", TimeValue(Seconds(aredRtt)));
+        Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(redUseEcn));
+        Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(redHardDrop));
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
                              "MaxSize", QueueSizeValue(qlimit),
                              "MinTh", DoubleValue(redMinTh * thScale),
@@ -1062,7 +1076,8 @@ main(int argc, char* argv[])
        << ", \"minTh\": " << Num(redMinTh) << ", \"maxTh\": " << Num(redMaxTh) << ", \"maxP\": " << Num(redMaxP)
        << ", \"qW\": " << Num(redQW) << ", \"gentle\": " << Bool(redGentle)
        << ", \"packetMode\": " << Bool(redPacketMode) << ", \"wait\": " << Bool(redWait)
-       << ", \"meanPktSize\": " << redMeanPktSize << ", \"aredAuto\": " << Bool(aredAuto)
+       << ", \"meanPktSize\": " << redMeanPktSize << ", \"redUseEcn\": " << Bool(redUseEcn)
+       << ", \"redHardDrop\": " << Bool(redHardDrop) << ", \"aredAuto\": " << Bool(aredAuto)
        << ", \"aredAdaptMaxP\": " << Bool(aredAdaptMaxP) << ", \"aredFeng\": " << Bool(aredFeng)
        << ", \"aredTargetDelay\": " << Num(aredTargetDelay) << ", \"aredInterval\": " << Num(aredInterval)
        << ", \"aredTop\": " << Num(aredTop) << ", \"aredBottom\": " << Num(aredBottom)
@@ -1077,7 +1092,8 @@ main(int argc, char* argv[])
        << ", \"timestamps\": " << Bool(timestamps) << ", \"minRto\": " << Num(minRto)
        << ", \"initialRto\": " << Num(initialRto) << ", \"clockGranularity\": " << Num(clockGranularity)
        << ", \"dataRetries\": " << dataRetries << ", \"rcvBuf\": " << rcvBuf << ", \"sndBuf\": " << sndBuf
-       << ", \"limitedTransmit\": " << Bool(limitedTransmit) << ", \"errorRate\": " << Num(errorRate)
+       << ", \"limitedTransmit\": " << Bool(limitedTransmit) << ", \"pacing\": " << Bool(pacing)
+       << ", \"ecn\": " << Bool(ecn) << ", \"errorRate\": " << Num(errorRate)
        << ", \"duration\": " << Num(duration) << ", \"sampleInterval\": " << Num(sampleInterval)
        << ", \"warmup\": " << Num(warmup) << ", \"startSpread\": " << Num(startSpread)
        << ", \"startTimes\": " << Str(startTimes)
@@ -1127,7 +1143,8 @@ main(int argc, char* argv[])
        << Array(g_sampleDevPkts) << ",\n    \"tx_bytes_wire_cum\": " << Array(g_sampleTxWire)
        << ",\n    \"tx_bytes_ip_cum\": " << Array(g_sampleTxIp) << ",\n    \"drops_cum\": " << Array(g_sampleDrops)
        << ",\n    \"arrivals_cum\": " << Array(g_sampleArrivals) << ",\n    \"error_drops_cum\": "
-       << Array(g_sampleErrDrops) << ",\n    \"rx_bytes_cum\": [";
+       << Array(g_sampleErrDrops) << ",\n    \"marks_cum\": " << Array(g_sampleMarks)
+       << ",\n    \"rx_bytes_cum\": [";
     for (uint32_t i = 0; i < nFlows; ++i)
     {
         js << (i ? ",\n      " : "\n      ") << Array(g_sampleRx[i]);
