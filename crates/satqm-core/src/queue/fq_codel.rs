@@ -501,3 +501,65 @@ mod tests {
         assert_eq!(fq.queues[1].codel.count, 4);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use crate::ids::{FlowId, NodeId};
+    use crate::packet::PacketKind;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the operations, every packet handed in is sent, dropped
+        /// or still queued, once; the counts agree with the queues; and
+        /// no flow queue's packets leave out of order.
+        #[test]
+        fn every_packet_is_sent_dropped_or_queued_once(
+            ops in prop::collection::vec((any::<bool>(), 0u32..6, 40u32..1600, 0u8..4, 0u64..3_000_000), 1..600),
+            limit in 1u32..40,
+            ecn in any::<bool>(),
+        ) {
+            let p = FqCodelParams {
+                flows: 8,
+                target: SimTime::from_ms(1),
+                interval: SimTime::from_ms(10),
+                ecn,
+                ce_threshold: Some(SimTime::from_ms(2)),
+                ..FqCodelParams::default()
+            };
+            let mut fq = FqCodel::new(p, 7);
+            let mut now = SimTime::ZERO;
+            let mut seen = vec![0u8; ops.len()];
+            let mut last_sent = [None::<u64>; 8];
+            let (mut sent, mut dropped) = (0usize, 0usize);
+            for (i, &(enq, bucket, size, codepoint, gap)) in ops.iter().enumerate() {
+                now += SimTime(gap);
+                if enq {
+                    let mut pkt = Packet::new(i as u64, FlowId(bucket), NodeId(0), NodeId(1), PacketKind::Udp);
+                    pkt.size = size;
+                    pkt.flags = [0, flags::ECT, flags::ECT1, flags::ECT | flags::CE][codepoint as usize];
+                    let q = Queued { pkt, index: i as u64, enqueued_at: now };
+                    fq.enqueue(bucket, q, BufferLimit::Packets(limit));
+                } else if let Some((q, _)) = fq.dequeue(now) {
+                    seen[q.index as usize] += 1;
+                    sent += 1;
+                    let b = q.pkt.flow.0 as usize;
+                    prop_assert!(last_sent[b].is_none_or(|l| l < q.index), "out of order");
+                    last_sent[b] = Some(q.index);
+                }
+                for (q, _) in fq.take_dropped() {
+                    seen[q.index as usize] += 1;
+                    dropped += 1;
+                }
+                prop_assert!(fq.len() <= limit as usize);
+                let held: usize = fq.queues.iter().map(|f| f.q.len()).sum();
+                let bytes: u64 = fq.queues.iter().map(|f| f.backlog).sum();
+                prop_assert_eq!(held, fq.len());
+                prop_assert_eq!(bytes, fq.bytes());
+            }
+            let enqueued = ops.iter().filter(|o| o.0).count();
+            prop_assert_eq!(sent + dropped + fq.len(), enqueued);
+            prop_assert!(seen.iter().all(|&n| n <= 1));
+        }
+    }
+}
