@@ -33,7 +33,7 @@ use crate::engine::Event;
 use crate::ids::{AqmId, FlowKind, LinkId};
 use crate::packet::{flags, Packet};
 use crate::queue::BufferLimit;
-use crate::queue::{Buffer, FqEvent, Queued, VqClass};
+use crate::queue::{Buffer, QdiscDrop, Queued, VqClass};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 
@@ -520,7 +520,7 @@ impl Port {
             limit,
             ..
         } = self;
-        queue.fq_enqueue(q, *limit, |q, _| {
+        queue.sched_enqueue(q, *limit, |q, _| {
             *bytes -= q.pkt.size as u64;
             count_in(cold, &q.pkt, q.index, DropReason::Overflow, sink);
         });
@@ -550,11 +550,11 @@ impl Port {
         let Port {
             queue, cold, bytes, ..
         } = self;
-        let (q, mark) = queue.fq_dequeue(now, |q, e| {
+        let (q, mark) = queue.sched_dequeue(now, |q, e| {
             *bytes -= q.pkt.size as u64;
             let why = match e {
-                FqEvent::Overflow => DropReason::Overflow,
-                FqEvent::CodelDrop => DropReason::EarlyDrop,
+                QdiscDrop::Overflow => DropReason::Overflow,
+                QdiscDrop::Early => DropReason::EarlyDrop,
             };
             count_in(cold, &q.pkt, q.index, why, sink);
         })?;

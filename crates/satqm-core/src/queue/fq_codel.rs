@@ -111,13 +111,14 @@ impl FlowQueue {
     }
 }
 
-/// What became of a packet the discipline took out of its queues.
+/// Why a queue discipline dropped a packet it held (the port logs it as
+/// `overflow` or `early_drop`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FqEvent {
-    /// Dropped because the buffer was over its limit.
+pub enum QdiscDrop {
+    /// The buffer was over its limit.
     Overflow,
-    /// Dropped by its queue's CoDel.
-    CodelDrop,
+    /// The discipline's AQM signalled (FQ-CoDel: a queue's CoDel).
+    Early,
 }
 
 /// How a packet handed to the transmitter was marked here.
@@ -139,7 +140,7 @@ pub struct FqCodel {
     packets: usize,
     bytes: u64,
     /// Packets dropped by the last enqueue or dequeue, in order.
-    dropped: Vec<(Queued, FqEvent)>,
+    dropped: Vec<(Queued, QdiscDrop)>,
 }
 
 impl FqCodel {
@@ -187,7 +188,7 @@ impl FqCodel {
     }
 
     /// The packets the last call dropped, taken out.
-    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, (Queued, FqEvent)> {
+    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, (Queued, QdiscDrop)> {
         self.dropped.drain(..)
     }
 
@@ -230,7 +231,7 @@ impl FqCodel {
         while let Some(q) = self.pop(fattest) {
             len += q.pkt.size as u64;
             n += 1;
-            self.dropped.push((q, FqEvent::Overflow));
+            self.dropped.push((q, QdiscDrop::Overflow));
             if n >= self.p.drop_batch || len >= threshold {
                 break;
             }
@@ -334,7 +335,7 @@ impl FqCodel {
             q.pkt.flags |= flags::CE;
             true
         } else {
-            self.dropped.push((*q, FqEvent::CodelDrop));
+            self.dropped.push((*q, QdiscDrop::Early));
             false
         }
     }

@@ -14,7 +14,7 @@ use crate::packet::Packet;
 use crate::ring::Ring;
 use crate::time::SimTime;
 
-pub use fq_codel::{FqCodel, FqCodelParams, FqEvent, FqMark};
+pub use fq_codel::{FqCodel, FqCodelParams, FqMark, QdiscDrop};
 pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
 
 /// What an algorithm sees of the queue it monitors.
@@ -101,22 +101,22 @@ impl Buffer {
     }
 
     /// Whether the buffer schedules and drops by itself (FQ-CoDel): the
-    /// port enqueues through [`fq_enqueue`](Self::fq_enqueue) and dequeues
-    /// through [`fq_dequeue`](Self::fq_dequeue).
+    /// port enqueues through [`sched_enqueue`](Self::sched_enqueue) and dequeues
+    /// through [`sched_dequeue`](Self::sched_dequeue).
     pub fn is_scheduler(&self) -> bool {
         matches!(&self.kind, BufferKind::Structured(s) if matches!(**s, Structured::FqCodel(_)))
     }
 
     /// Hand `q` to the scheduler; what it drops to stay within `limit` is
     /// given to `dropped`.
-    pub fn fq_enqueue(
+    pub fn sched_enqueue(
         &mut self,
         q: Queued,
         limit: BufferLimit,
-        mut dropped: impl FnMut(Queued, FqEvent),
+        mut dropped: impl FnMut(Queued, QdiscDrop),
     ) {
         let Some(f) = self.fq_codel_mut() else {
-            unreachable!("fq_enqueue on a buffer without a scheduler")
+            unreachable!("sched_enqueue on a buffer without a scheduler")
         };
         let bucket = f.bucket_of(&q.pkt);
         f.enqueue(bucket, q, limit);
@@ -128,13 +128,13 @@ impl Buffer {
 
     /// The scheduler's next packet at `now` and how it was marked; what it
     /// dropped on the way is given to `dropped`.
-    pub fn fq_dequeue(
+    pub fn sched_dequeue(
         &mut self,
         now: SimTime,
-        mut dropped: impl FnMut(Queued, FqEvent),
+        mut dropped: impl FnMut(Queued, QdiscDrop),
     ) -> Option<(Queued, Option<FqMark>)> {
         let Some(f) = self.fq_codel_mut() else {
-            unreachable!("fq_dequeue on a buffer without a scheduler")
+            unreachable!("sched_dequeue on a buffer without a scheduler")
         };
         let out = f.dequeue(now);
         for (q, e) in f.take_dropped() {
@@ -164,7 +164,7 @@ impl Buffer {
             BufferKind::Fifo(f) => f.push_back(q),
             BufferKind::Structured(s) => match &mut **s {
                 Structured::Parallel(p) => p.push(class, now, q),
-                Structured::FqCodel(_) => unreachable!("a scheduler's port uses fq_enqueue"),
+                Structured::FqCodel(_) => unreachable!("a scheduler's port uses sched_enqueue"),
             },
         }
     }
@@ -182,7 +182,7 @@ impl Buffer {
                 Structured::Parallel(p) => p
                     .pop(now)
                     .expect("buffer length out of step with its queues"),
-                Structured::FqCodel(_) => unreachable!("a scheduler's port uses fq_dequeue"),
+                Structured::FqCodel(_) => unreachable!("a scheduler's port uses sched_dequeue"),
             },
         }
     }
