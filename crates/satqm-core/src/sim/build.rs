@@ -180,43 +180,41 @@ impl Simulation {
                 self.links[monitor.idx()].rate().bps(),
                 self.links[at.idx()].port.limit(),
             );
-            if let AqmParams::RedTail(p) = &a.params {
-                // The port's buffer becomes two virtual queues.
-                let link = &mut self.links[at.idx()];
-                if link.port.backpressure() {
-                    return Err(ConfigError::new(
-                        format!("aqm[{i}].at"),
-                        format!(
-                            "link {:?} has backpressure, which red_tail does not support",
-                            a.at
-                        ),
-                    )
-                    .into());
-                }
-                let split = p.split(link.rate().bps(), &format!("aqm[{i}]"))?;
-                let vqs = ParallelQueues::new(split, link.rate());
-                link.port.set_buffer(Buffer::parallel_queues(vqs));
+            if a.params.is_queue_structure() && self.links[at.idx()].port.backpressure() {
+                return Err(ConfigError::new(
+                    format!("aqm[{i}].at"),
+                    format!(
+                        "link {:?} has backpressure, which {} does not support",
+                        a.at,
+                        if matches!(a.params, AqmParams::RedTail(_)) {
+                            "red_tail"
+                        } else {
+                            "fq_codel"
+                        }
+                    ),
+                )
+                .into());
             }
-            if let AqmParams::FqCodel(p) = &a.params {
-                let link = &mut self.links[at.idx()];
-                if link.port.backpressure() {
-                    return Err(ConfigError::new(
-                        format!("aqm[{i}].at"),
-                        format!(
-                            "link {:?} has backpressure, which fq_codel does not support",
-                            a.at
-                        ),
-                    )
-                    .into());
+            let link = &mut self.links[at.idx()];
+            match &a.params {
+                AqmParams::RedTail(p) => {
+                    // The port's buffer becomes two virtual queues.
+                    let split = p.split(link.rate().bps(), &format!("aqm[{i}]"))?;
+                    let vqs = ParallelQueues::new(split, link.rate());
+                    link.port.set_buffer(Buffer::parallel_queues(vqs));
                 }
-                let p = FqCodelParams {
-                    ecn: a.mode == AqmMode::Mark,
-                    ..p.clone()
-                };
-                // The hash's perturbation, from the run's seed.
-                let perturb = Rng::stream(self.seed, "fq_codel", i as u64).uniform_u64(0, u64::MAX);
-                link.port
-                    .set_buffer(Buffer::fq_codel(FqCodel::new(p, perturb)));
+                AqmParams::FqCodel(p) => {
+                    let p = FqCodelParams {
+                        ecn: a.mode == AqmMode::Mark,
+                        ..p.clone()
+                    };
+                    // The hash's perturbation, from the run's seed.
+                    let perturb =
+                        Rng::stream(self.seed, "fq_codel", i as u64).uniform_u64(0, u64::MAX);
+                    link.port
+                        .set_buffer(Buffer::fq_codel(FqCodel::new(p, perturb)));
+                }
+                _ => {}
             }
             if let Some(iv) = aqm.timer_interval() {
                 self.queue.schedule(iv, Event::AqmTimer(id));
