@@ -90,7 +90,7 @@ def test_a_port_with_backpressure_refuses_it() -> None:
     # The IPoS gateway's transmit queue pushes back on its PEP.
     conference = ISOLATION.parents[1] / "avqred" / "conference.toml"
     text = conference.read_text()
-    text = text[: text.index("[[aqm]]")] + '[[aqm]]\nkind = "fq_codel"\nat = "transmit"\n'
+    text = text[: text.index("\n[[aqm]]")] + "\n" + '[[aqm]]\nkind = "fq_codel"\nat = "transmit"\n'
     with pytest.raises(satqm.ConfigError) as e:
         satqm.Scenario.from_toml(text).check()
     assert "aqm[0].at" in str(e.value) and "backpressure, which fq_codel" in str(e.value)
