@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from oracles.dualpi2 import (  # noqa: E402
     BRANCHES,
     ONE,
+    RARE_BRANCHES,
     VARIANTS,
     DualPI2,
     params_from_toml,
@@ -123,6 +124,19 @@ def test_pi2_update_arithmetic():
     assert q.hits["update_c_empty"] == 1
 
 
+def test_pi2_update_uses_the_larger_head_delay():
+    q = DualPI2({}, 100)
+    q.apply(enq(0, "ect1"))  # an L packet alone, waiting from t = 0
+    out = q.apply(upd(15 * MS))  # curq = max(0, 15 ms): only the beta term
+    assert out["p"] == 844425 * 15_000_000 // 65536
+    q.apply(enq(15 * MS, "not-ect"))
+    q.apply(upd(20 * MS))  # qL = 20 ms > qC = 5 ms
+    assert q.prevq == 20 * MS
+    a1 = DualPI2({}, 100, frozenset(["a1_classic_qdelay"]))
+    a1.apply(enq(0, "ect1"))
+    assert a1.apply(upd(15 * MS))["p"] == 0  # A.1: the C queue is empty
+
+
 def test_pi2_clamps_to_zero_and_one():
     q = DualPI2({}, 100)
     assert q.apply(upd(15 * MS))["p"] == 0  # empty: would go negative
@@ -154,7 +168,8 @@ def test_coupled_and_classic_probabilities():
     assert q.p_c == (429496729 * 429496729) >> 32  # p_C = p'^2
     assert q.p_c / ONE == pytest.approx(0.01, rel=1e-7)
     q.prob = ONE
-    assert q.p_c == ONE and q.p_cl == 2 * ONE
+    assert q.p_c == ONE and q.p_cl == ONE  # p_CL capped at 1
+    assert q.p_cmax_q == ONE // 4  # min(1 / k^2, 1)
     q3 = DualPI2({"k": 1.5}, 100)
     q3.prob = 1 << 31
     assert q3.k_q == 98304 and q3.p_cl == 3 << 30
@@ -251,11 +266,11 @@ def test_overload_saturation():
     for _ in range(4):
         q.apply(enq(0, "ect1"))
     outs = [q.apply(deq(10 * US)) for _ in range(2)]
-    # recur(L, 9/16): 1st call no -> marked (saturated marking); 2nd call
-    # 18/16 > 1 -> dropped, the loop takes the next L packet: 3rd call 11/16 -> mark
+    # pkt 0: recur(L, p_C = 9/16) no; recur(L, p_CL = 1): 25/16 -> mark (9/16 left)
+    # pkt 1: 18/16 -> dropped (2/16); pkt 2: 11/16 no, then 27/16 -> mark (11/16)
     assert outs[0] == {"dropped": [], "sent": 0, "mark": "l4s_overload"}
     assert outs[1] == {"dropped": [1], "sent": 2, "mark": "l4s_overload"}
-    # 4th packet: count 11/16 + 9/16 = 20/16 > 1, dropped; nothing left
+    # pkt 3: count 11/16 + 9/16 = 20/16 > 1, dropped; nothing left
     assert q.apply(deq(10 * US)) == {"dropped": [3], "sent": None, "mark": None}
     assert q.hits["l_overload_drop"] == 2 and q.hits["l_overload_mark"] == 2
     # Classic ECT(0) under overload: a signal drops it instead of marking
@@ -429,7 +444,7 @@ def test_generation_is_deterministic():
 
 def test_traces_cover_every_branch():
     hits = sum((trace(i, s).hits for i, s in CASES), start=type(trace(0, 1).hits)())
-    missing = [b for b in BRANCHES if hits[b] == 0]
+    missing = [b for b in BRANCHES if hits[b] == 0 and b not in RARE_BRANCHES]
     assert not missing, f"branches never taken: {missing}"
     assert set(hits) <= set(BRANCHES)
 

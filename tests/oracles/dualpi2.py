@@ -89,10 +89,14 @@ probability 1 (so u64, with u128 intermediates where noted).
   ``beta_q`` (f64 arithmetic ``alpha * 281474976710656.0 / 1e9``, then rounded
   half away from zero): units of 2^-48 probability per ns of delay. RFC
   defaults give ``alpha_q = 42221``, ``beta_q = 844425``.
-* Coupling: ``k_q = round_half_away(k * 65536)``; ``p_CL = (k_q * p') >> 16``
-  (u128 product). With k = 2, p_CL = 2 p' exactly.
+* Coupling: ``k_q = round_half_away(k * 65536)``; ``p_CL = min((k_q * p')
+  >> 16, ONE)`` (u128 product; capped at 1 as the ns-3 model and the RFC
+  port in picoquic's ``dualq_aqm.c`` do, so that recur() never gets a
+  likelihood above 1). With k = 2, p_CL = min(2 p', 1) exactly.
 * Classic: ``p_C = (p' * p') >> 32`` (u128 product; p' = ONE gives ONE).
-* Saturation level: ``p_Lmax_q = round_half_away(p_lmax * ONE)``.
+* Saturation level: ``p_Lmax_q = round_half_away(p_lmax * ONE)``; Classic
+  ECN limit ``p_Cmax_q = round_half_away(min(1 / k**2, 1) * ONE)`` (f64;
+  A.1 ``p_Cmax``; k = 2 gives ONE / 4).
 * Ramp: ``(qdelay - min_th) * ONE // range`` (floor; u128 product).
 
 State
@@ -112,7 +116,12 @@ the RFC's pseudocode notes (the ns-3 model of the draft pseudocode,
 ``DualQCoupledPi2QueueDisc::DualPi2Update``, clamps the same way; Linux
 clamps to [0, 2^32 - 1]):
 
-1. ``curq = t - C.head.enqueue_time`` if C is not empty, else 0;
+1. ``curq = max(qC, qL)`` where ``qC = t - C.head.enqueue_time`` (0 if C is
+   empty) and ``qL`` likewise for L: the full pseudocode's (A.2) use of both
+   queues, so that unresponsive L traffic alone also raises p' and reaches
+   overload saturation (Linux ``calculate_probability`` and picoquic's port
+   do the same; A.1 Figure 6 and the ns-3 model use qC only: variant
+   ``a1_classic_qdelay``);
 2. ``delta = alpha_q * (curq - target) + beta_q * (curq - prevq)`` (signed,
    i128);
 3. ``step = delta / 2**16`` truncated toward zero (as Linux's
@@ -149,16 +158,18 @@ Loop (A.1 Figure 4 / A.2 ``dualpi2_dequeue``; a drop continues the loop):
 4. L packet (``n_L`` = L packets before the pop, counting this one):
 
    * if ``p_CL >= p_Lmax_q`` (overload saturation, A.2): if
-     ``recur(L, p_C)``: drop, continue; else mark ``"l4s_overload"``;
+     ``recur(L, p_C)``: drop, continue ("revert to Classic drop"); else if
+     ``recur(L, p_CL)``: mark ``"l4s_overload"``; else send unmarked;
    * else ``pL_native = laqm(qdelay, n_L)``, ``p_L = max(pL_native, p_CL)``
      (A.1 combining function); if ``recur(L, p_L)``: mark ``"l4s"``.
 
    ``laqm``: 0 if ``n_L <= th_len``; else ONE if ``qdelay >= min_th +
    range``; else ``(qdelay - min_th) * ONE // range`` if ``qdelay >
    min_th``; else 0.
-5. C packet: if ``recur(C, p_C)``: if the packet is not-ECT or
-   ``p_CL >= p_Lmax_q`` (overload: Classic ECN packets are dropped, as Linux's
-   ``dualpi2_classic_marking``), drop and continue; else mark ``"classic"``.
+5. C packet: if ``recur(C, p_C)``: if the packet is not-ECT or ``p_C >=
+   p_Cmax_q`` (overload disables ECN for Classic, A.2; Linux
+   ``dualpi2_classic_marking`` drops under its overload, k p' > 1), drop and
+   continue; else mark ``"classic"``.
 6. return the packet.
 
 ``recur(q, x)`` (A.2, deterministic marking instead of a random draw):
@@ -173,9 +184,9 @@ marked like the others.
 RFC 9332 versus Linux (``net/sched/sch_dualpi2.c``)
 ===================================================
 
-1. Update's delay: RFC A.1 Figure 6 uses the Classic head's sojourn
-   (``cq.time()``); Linux ``calculate_probability`` uses
-   ``max(qdelay_L, qdelay_C)``. (Variant ``linux_max_qdelay``.)
+1. Update's delay: both use the larger head sojourn of the two queues (A.2;
+   Linux ``calculate_probability``); A.1 Figure 6 shows the Classic head's
+   only. (Variant ``a1_classic_qdelay``.)
 2. Gains and period: RFC 15 ms / 0.15 Hz / 3 Hz; Linux 16 ms /
    41/256 Hz / 819/256 Hz (``dualpi2_reset_default``), internal fixed point
    2^-32 per 64 ns steps (``dualpi2_scale_alpha_beta``, ``__scale_delta``).
@@ -197,10 +208,12 @@ RFC 9332 versus Linux (``net/sched/sch_dualpi2.c``)
    the qdisc backlog, after the pop, is below 2 MTU; the RFC pseudocode has no
    such guard (ns-3's model has it for the Classic queue). (Variant
    ``linux_two_mtu``.)
-7. Overload: both saturate L at p_CL >= 1 and then drop L packets with p_C;
-   Linux's ``drop_overload = 0`` instead caps p' at 1/k and keeps marking;
-   Linux drops (never marks) Classic ECN packets under overload, which this
-   spec follows.
+7. Overload: both saturate L at k p' >= 1 and then drop L packets with p_C
+   (Linux: two rolls of p') and mark the rest (Linux: all of them; A.2: with
+   recur(p_CL), which at p_CL = 1 is all but rare cases); Linux's
+   ``drop_overload = 0`` instead caps p' at 1/k and keeps marking. Classic
+   ECN packets: A.2 drops them once p_C >= p_Cmax; Linux once k p' > 1
+   (the same point for k = 2 up to the >= / > boundary).
 8. Limit: RFC A.1 Figure 3 refuses an arrival when ``bytes + MTU > limit``
    (bytes); Linux when ``qlen >= limit`` packets (default 10000) or the
    memory estimate would exceed ``memory_limit``; satqm counts packets.
@@ -213,10 +226,12 @@ Points this specification decides where the sources leave room
 ================================================================
 
 * ``th_len`` counts the L packets *including* the one being dequeued; the
-  ramp is the only place it acts (the coupled signal ignores it).
+  ramp is the only place it acts (the coupled signal ignores it). (picoquic's
+  port of the RFC pseudocode instead requires more than th_len packets left
+  *after* the pop.)
 * The L queue's native signal is computed from the dequeued packet's own
   sojourn time (Linux ``do_step_aqm`` and the ns-3 model do the same), not
-  from the next head's.
+  from the next head's (picoquic's port reads the next head).
 * recur() counters start at 0 and are never reset (not by an idle queue nor
   by an update).
 * TS-FIFO ties go to C (strict ``>``, as the ns-3 model); with the L queue
@@ -267,15 +282,20 @@ BRANCHES = (
     "l_pass",  # L not marked
     "l_overload_drop",  # saturated: L dropped with p_C
     "l_overload_mark",  # saturated: L marked
+    "l_overload_pass",  # saturated, neither (recur(p_CL = 1) false: count was 0)
     "c_pass",  # C not signalled
     "c_mark",  # C ECN packet marked
     "c_drop_not_ect",  # C not-ECT packet dropped
     "c_drop_overload",  # C ECN packet dropped under overload
 )
 
-#: Documented departures toward Linux's sch_dualpi2.c (see the docstring):
+#: Branches that closed-loop traces need not reach.
+RARE_BRANCHES = ("l_overload_pass",)
+
+#: Documented departures (see the docstring), selectable for tests that check
+#: the traces tell them apart:
 VARIANTS = {
-    "linux_max_qdelay": "update uses max(L head, C head) sojourn",
+    "a1_classic_qdelay": "update uses the C head's sojourn only (RFC 9332 A.1, ns-3)",
     "linux_step": "native L AQM is a step qdelay > min_th, ORed with the coupled signal",
     "linux_two_mtu": "no signal while the backlog after the pop is below 2 mtu",
 }
@@ -347,6 +367,7 @@ class DualPI2:
         self.range = p["range"]
         self.th_len = int(p["th_len"])
         self.p_lmax_q = round_half_away(float(p["p_lmax"]) * ONE)
+        self.p_cmax_q = round_half_away(min(1.0 / float(p["k"]) ** 2, 1.0) * ONE)
         self.tshift = p["tshift"]
         self.wrr = p["scheduler"] == "wrr"
         self.wc = int(p["classic_protection"])
@@ -371,7 +392,7 @@ class DualPI2:
     # -- derived probabilities -------------------------------------------
     @property
     def p_cl(self) -> int:
-        return (self.k_q * self.prob) >> K_SHIFT
+        return min((self.k_q * self.prob) >> K_SHIFT, ONE)
 
     @property
     def p_c(self) -> int:
@@ -417,7 +438,7 @@ class DualPI2:
         curq = t - self.cq[0].t if self.cq else 0
         if not self.cq:
             self.hit("update_c_empty")
-        if "linux_max_qdelay" in self.variants and self.lq:
+        if "a1_classic_qdelay" not in self.variants and self.lq:
             curq = max(curq, t - self.lq[0].t)
         delta = self.alpha_q * (curq - self.target) + self.beta_q * (curq - self.prevq)
         step = delta >> GAIN_SHIFT if delta >= 0 else -((-delta) >> GAIN_SHIFT)
@@ -494,8 +515,11 @@ class DualPI2:
                         self.hit("l_overload_drop")
                         dropped.append(pkt.id)
                         continue
-                    self.hit("l_overload_mark")
-                    mark = "l4s_overload"
+                    if self.recur("L", self.p_cl):
+                        self.hit("l_overload_mark")
+                        mark = "l4s_overload"
+                    else:
+                        self.hit("l_overload_pass")
                 elif "linux_step" in self.variants:
                     if self.recur("L", self.p_cl) or qdelay > self.min_th:
                         mark = "l4s"
@@ -512,7 +536,7 @@ class DualPI2:
                         self.hit("l_pass")
             else:
                 if not guard and self.recur("C", self.p_c):
-                    if pkt.ecn == "not-ect" or self.overloaded():
+                    if pkt.ecn == "not-ect" or self.p_c >= self.p_cmax_q:
                         self.hit("c_drop_not_ect" if pkt.ecn == "not-ect" else "c_drop_overload")
                         dropped.append(pkt.id)
                         continue
