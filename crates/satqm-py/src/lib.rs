@@ -460,8 +460,8 @@ fn aqm_replay<'py>(
     Ok(d)
 }
 
-/// Replay enqueue and dequeue operations through a queue discipline
-/// (FQ-CoDel; see tests/oracles/fq_codel.py).
+/// Replay enqueue, dequeue and update operations through a queue
+/// discipline (FQ-CoDel, DualPI2; see tests/oracles/).
 #[pyfunction]
 fn qdisc_replay<'py>(
     py: Python<'py>,
@@ -494,9 +494,10 @@ fn qdisc_replay<'py>(
                 },
             },
             "dequeue" => QdiscOp::Dequeue { t },
+            "update" => QdiscOp::Update { t },
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "ops[{i}].op: {other:?} is not enqueue or dequeue"
+                    "ops[{i}].op: {other:?} is not enqueue, dequeue or update"
                 )))
             }
         });
@@ -509,6 +510,9 @@ fn qdisc_replay<'py>(
             d.set_item("dropped", s.dropped)?;
             d.set_item("sent", s.sent)?;
             d.set_item("mark", s.mark)?;
+            if let Some(p) = s.p {
+                d.set_item("p", p)?;
+            }
             Ok(d)
         })
         .collect()

@@ -39,7 +39,7 @@ pub use red_tail::{Classifier, RedTail, RedTailParams, Thresholds};
 pub use rem::{Rem, RemParams};
 
 use crate::error::ConfigError;
-use crate::queue::{BufferLimit, FqCodelParams};
+use crate::queue::{BufferLimit, DualPi2Params, DualScheduler, FqCodelParams};
 use crate::time::SimTime;
 use params::ParamTable;
 
@@ -155,10 +155,13 @@ pub enum AqmParams {
     /// A queue discipline (flow queues, a scheduler and CoDel on each):
     /// the port's buffer becomes it (`queue/fq_codel.rs`).
     FqCodel(FqCodelParams),
+    /// L4S's coupled dual queue: the port's buffer becomes it
+    /// (`queue/dualpi2.rs`).
+    DualPi2(DualPi2Params),
 }
 
 pub const KINDS: &str =
-    "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail, fq_codel";
+    "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail, fq_codel, dualpi2";
 
 impl AqmParams {
     /// Read the parameters of `kind` from `t`, refusing unknown keys.
@@ -176,6 +179,7 @@ impl AqmParams {
             "codel" => AqmParams::Codel(CodelParams::parse(t)?),
             "red_tail" => AqmParams::RedTail(RedTailParams::parse(t)?),
             "fq_codel" => AqmParams::FqCodel(parse_fq_codel(t)?),
+            "dualpi2" => AqmParams::DualPi2(parse_dualpi2(t)?),
             other => {
                 return Err(ConfigError::new(
                     t.key_path("kind"),
@@ -202,7 +206,8 @@ impl AqmParams {
             AqmParams::Pie(p) => Aqm::Pie(Pie::new(p.clone())),
             AqmParams::Codel(p) => Aqm::Codel(Codel::new(p.clone())),
             AqmParams::RedTail(p) => Aqm::RedTail(Box::new(RedTail::new(p, rate_bps, limit))),
-            AqmParams::FqCodel(_) => Aqm::Scheduler,
+            AqmParams::FqCodel(_) => Aqm::Scheduler(None),
+            AqmParams::DualPi2(p) => Aqm::Scheduler(Some(p.tupdate)),
         }
     }
 
@@ -215,8 +220,70 @@ impl AqmParams {
     /// Whether this is a queue structure of its port (RED+Tail): it must
     /// monitor the port it acts on.
     pub fn is_queue_structure(&self) -> bool {
-        matches!(self, AqmParams::RedTail(_) | AqmParams::FqCodel(_))
+        matches!(
+            self,
+            AqmParams::RedTail(_) | AqmParams::FqCodel(_) | AqmParams::DualPi2(_)
+        )
     }
+}
+
+/// DualPI2's parameters (`[[aqm]] kind = "dualpi2"`), defaults from RFC 9332
+/// Appendix A.1: the gains and the update period derive from `target` and
+/// `rtt_max` unless given.
+fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
+    let target = t.time("target", SimTime::from_ms(15))?;
+    let rtt_max = t.time("rtt_max", SimTime::from_ms(100))?;
+    let secs = |s: SimTime| s.ns() as f64 * 1e-9;
+    if rtt_max == SimTime::ZERO {
+        return Err(ConfigError::new(t.key_path("rtt_max"), "must be > 0"));
+    }
+    let tupdate = match t.opt_time("tupdate")? {
+        Some(u) => u,
+        None => SimTime::from_secs_f64(secs(target).min(secs(rtt_max) / 3.0)),
+    };
+    if tupdate == SimTime::ZERO {
+        return Err(ConfigError::new(t.key_path("tupdate"), "must be > 0"));
+    }
+    let alpha = match t.opt_f64("alpha")? {
+        Some(a) => t.check_range("alpha", a, 0.0, false, 1e6)?,
+        None => 0.1 * secs(tupdate) / (secs(rtt_max) * secs(rtt_max)),
+    };
+    let beta = match t.opt_f64("beta")? {
+        Some(b) => t.check_range("beta", b, 0.0, false, 1e6)?,
+        None => 0.3 / secs(rtt_max),
+    };
+    let scheduler = match t.opt_str("scheduler")?.as_deref() {
+        None | Some("tsfifo") => DualScheduler::TimeShiftedFifo,
+        Some("wrr") => DualScheduler::Wrr,
+        Some(other) => {
+            return Err(ConfigError::new(
+                t.key_path("scheduler"),
+                format!("{other:?}: must be \"tsfifo\" (time-shifted FIFO) or \"wrr\""),
+            ))
+        }
+    };
+    let whole = |t: &mut ParamTable, key: &str, default: f64, lo: f64, hi: f64| {
+        let v = t.f64_in(key, default, lo, false, hi)?;
+        if v.fract() != 0.0 {
+            return Err(ConfigError::new(t.key_path(key), "must be a whole number"));
+        }
+        Ok(v as u32)
+    };
+    Ok(DualPi2Params {
+        target,
+        tupdate,
+        alpha,
+        beta,
+        k: t.f64_in("k", 2.0, 0.0, true, 1e3)?,
+        min_th: t.time("min_th", SimTime::from_us(800))?,
+        range: t.time("range", SimTime::from_us(400))?,
+        th_len: whole(t, "th_len", 1.0, 0.0, 1e6)?,
+        p_lmax: t.f64_in("p_lmax", 1.0, 0.0, true, 1.0)?,
+        tshift: t.time("tshift", SimTime::from_ms(50))?,
+        scheduler,
+        classic_protection: whole(t, "classic_protection", 10.0, 0.0, 100.0)?,
+        mtu: whole(t, "mtu", 1500.0, 1.0, 1e6)?,
+    })
 }
 
 /// FQ-CoDel's parameters (`[[aqm]] kind = "fq_codel"`); `ecn` comes from
@@ -257,17 +324,18 @@ pub enum Aqm {
     Pie(Pie),
     Codel(Codel),
     RedTail(Box<RedTail>),
-    /// A queue discipline whose state is the port's buffer (FQ-CoDel): it
-    /// decides at enqueue and dequeue itself, so as an AQM it passes every
-    /// packet.
-    Scheduler,
+    /// A queue discipline whose state is the port's buffer (FQ-CoDel,
+    /// DualPI2): it decides at enqueue and dequeue itself, so as an AQM it
+    /// passes every packet; its periodic update, if it has one, runs on
+    /// this AQM's timer.
+    Scheduler(Option<SimTime>),
 }
 
 impl Aqm {
     #[inline]
     pub fn on_arrival(&mut self, now: SimTime, pkt: PacketMeta, q: &QueueView, u: f64) -> Verdict {
         match self {
-            Aqm::DropTail | Aqm::Codel(_) | Aqm::Scheduler => Verdict::Pass,
+            Aqm::DropTail | Aqm::Codel(_) | Aqm::Scheduler(_) => Verdict::Pass,
             Aqm::Red(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Ared(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Gkvq(a) => a.on_arrival(now, pkt, q, u),
@@ -320,6 +388,7 @@ impl Aqm {
             Aqm::Rem(a) => Some(a.interval()),
             Aqm::Pie(a) => Some(a.interval()),
             Aqm::RedTail(a) => Some(a.interval()),
+            Aqm::Scheduler(iv) => *iv,
             _ => None,
         }
     }
@@ -344,7 +413,7 @@ impl Aqm {
 
     pub fn probe(&self) -> AqmProbe {
         match self {
-            Aqm::DropTail | Aqm::Scheduler => AqmProbe::default(),
+            Aqm::DropTail | Aqm::Scheduler(_) => AqmProbe::default(),
             Aqm::Red(a) => a.probe(),
             Aqm::Ared(a) => a.probe(),
             Aqm::Gkvq(a) => a.probe(),

@@ -8,7 +8,7 @@ use super::params::ParamTable;
 use super::{AqmParams, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
 use crate::error::{ConfigError, Error};
 use crate::packet::{flags, Packet, PacketKind};
-use crate::queue::{BufferLimit, FqCodel, FqMark, Queued};
+use crate::queue::{Buffer, BufferLimit, DualPi2, FqCodel, Queued};
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +127,8 @@ pub enum QdiscOp {
     },
     /// The transmitter asks for the next packet.
     Dequeue { t: SimTime },
+    /// The discipline's periodic update (DualPI2's PI2 controller).
+    Update { t: SimTime },
 }
 
 /// What one operation did: packets dropped (by their number among the
@@ -136,29 +138,50 @@ pub struct QdiscStep {
     pub dropped: Vec<u64>,
     pub sent: Option<u64>,
     pub mark: Option<&'static str>,
+    /// After an update: DualPI2's base probability p', units of 2^-32.
+    pub p: Option<u64>,
 }
 
 /// Replay `ops` through the queue discipline of `spec` (an `[[aqm]]` table
-/// without placement: `kind = "fq_codel"`, `mode` and parameters) with a
-/// limit of `limit_packets`: how the oracle tests check FQ-CoDel.
+/// without placement: `kind = "fq_codel"` or `"dualpi2"`, `mode` and
+/// parameters) with a limit of `limit_packets`: how the oracle tests check
+/// the disciplines.
 pub fn qdisc_replay(
     spec: &str,
     limit_packets: u32,
     ops: &[QdiscOp],
 ) -> Result<Vec<QdiscStep>, Error> {
     let (kind, mark_mode, params) = parse_spec(spec)?;
-    // FQ-CoDel marks unless told `mode = "drop"` (as in a scenario).
-    let ecn = mark_mode.unwrap_or(true);
-    let AqmParams::FqCodel(mut p) = params else {
-        return Err(ConfigError::new("kind", format!("{kind} is not a queue discipline")).into());
+    let flows = match &params {
+        AqmParams::FqCodel(p) => Some(p.flows),
+        _ => None,
     };
-    p.ecn = ecn;
-    let flows = p.flows;
-    let mut fq = FqCodel::new(p, 0);
+    let mut buffer = match params {
+        AqmParams::FqCodel(mut p) => {
+            // FQ-CoDel marks unless told `mode = "drop"` (as in a scenario).
+            p.ecn = mark_mode.unwrap_or(true);
+            Buffer::fq_codel(FqCodel::new(p, 0))
+        }
+        AqmParams::DualPi2(p) => Buffer::dualpi2(DualPi2::new(&p)),
+        _ => {
+            return Err(
+                ConfigError::new("kind", format!("{kind} is not a queue discipline")).into(),
+            )
+        }
+    };
     let limit = BufferLimit::Packets(limit_packets);
     let mut next_id = 0u64;
     let mut out = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
+        if let (QdiscOp::Enqueue { bucket, .. }, Some(flows)) = (op, flows) {
+            if *bucket >= flows {
+                return Err(ConfigError::new(
+                    format!("ops[{i}].bucket"),
+                    format!("must be below flows ({flows})"),
+                )
+                .into());
+            }
+        }
         let mut step = QdiscStep::default();
         match *op {
             QdiscOp::Enqueue {
@@ -167,13 +190,6 @@ pub fn qdisc_replay(
                 size,
                 ecn,
             } => {
-                if bucket >= flows {
-                    return Err(ConfigError::new(
-                        format!("ops[{i}].bucket"),
-                        format!("must be below flows ({flows})"),
-                    )
-                    .into());
-                }
                 let mut pkt = Packet::new(
                     next_id,
                     crate::ids::FlowId(bucket),
@@ -189,19 +205,20 @@ pub fn qdisc_replay(
                     index: pkt.uid,
                     enqueued_at: t,
                 };
-                fq.enqueue(bucket, q, limit);
+                buffer.replay_enqueue(bucket, q, limit, |q, _| step.dropped.push(q.index));
             }
             QdiscOp::Dequeue { t } => {
-                if let Some((q, mark)) = fq.dequeue(t) {
+                if let Some((q, mark)) = buffer.sched_dequeue(t, |q, _| step.dropped.push(q.index))
+                {
                     step.sent = Some(q.index);
-                    step.mark = mark.map(|m| match m {
-                        FqMark::Codel => "codel",
-                        FqMark::CeThreshold => "ce_threshold",
-                    });
+                    step.mark = mark;
                 }
             }
+            QdiscOp::Update { t } => {
+                buffer.sched_update(t);
+                step.p = buffer.base_probability();
+            }
         }
-        step.dropped = fq.take_dropped().map(|(q, _)| q.index).collect();
         out.push(step);
     }
     Ok(out)

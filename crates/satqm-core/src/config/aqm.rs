@@ -53,6 +53,13 @@ fn aqm_entry(a: &RawAqm, path: &str) -> Result<AqmConfig, ConfigError> {
             ))
         }
     };
+    if a.kind == "dualpi2" && a.mode.is_some() {
+        return Err(ConfigError::new(
+            format!("{path}.mode"),
+            "dualpi2 marks L4S packets and ECN-capable classic packets and drops the others \
+             by its own rules (RFC 9332); mode does not apply",
+        ));
+    }
     let at = a.at.clone().unwrap_or_else(|| "bottleneck".into());
     let monitor = a.monitor.clone().unwrap_or_else(|| at.clone());
     let mut table = ParamTable::new(path, a.params.clone());

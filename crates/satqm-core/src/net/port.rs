@@ -302,6 +302,12 @@ impl Port {
         self.queue = queue;
     }
 
+    /// The periodic update of a buffer that is a queue discipline with one
+    /// (DualPI2's PI2 controller).
+    pub fn sched_update(&mut self, now: SimTime) {
+        self.queue.sched_update(now);
+    }
+
     pub fn buffer(&self) -> &Buffer {
         &self.queue
     }

@@ -128,6 +128,16 @@ pub enum FqMark {
     CeThreshold,
 }
 
+impl FqMark {
+    /// Its label in a replay.
+    pub fn name(self) -> &'static str {
+        match self {
+            FqMark::Codel => "codel",
+            FqMark::CeThreshold => "ce_threshold",
+        }
+    }
+}
+
 /// The FQ-CoDel discipline of one port.
 #[derive(Debug)]
 pub struct FqCodel {

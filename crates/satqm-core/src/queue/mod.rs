@@ -7,6 +7,7 @@
 //! serialize. A FIFO ignores the class. The buffer limit applies to all the
 //! packets together, whichever virtual queue holds them.
 
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod parallel;
 
@@ -14,6 +15,7 @@ use crate::packet::Packet;
 use crate::ring::Ring;
 use crate::time::SimTime;
 
+pub use dualpi2::{DualPi2, DualPi2Params, DualScheduler};
 pub use fq_codel::{FqCodel, FqCodelParams, FqMark, QdiscDrop};
 pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
 
@@ -75,6 +77,8 @@ enum Structured {
     Parallel(ParallelQueues),
     /// Flow queues under a scheduler with its own AQM (FQ-CoDel).
     FqCodel(FqCodel),
+    /// L4S's coupled dual queue (DualPI2).
+    DualPi2(DualPi2),
 }
 
 impl Default for BufferKind {
@@ -104,7 +108,8 @@ impl Buffer {
     /// port enqueues through [`sched_enqueue`](Self::sched_enqueue) and dequeues
     /// through [`sched_dequeue`](Self::sched_dequeue).
     pub fn is_scheduler(&self) -> bool {
-        matches!(&self.kind, BufferKind::Structured(s) if matches!(**s, Structured::FqCodel(_)))
+        matches!(&self.kind, BufferKind::Structured(s)
+            if matches!(**s, Structured::FqCodel(_) | Structured::DualPi2(_)))
     }
 
     /// Hand `q` to the scheduler; what it drops to stay within `limit` is
@@ -115,33 +120,108 @@ impl Buffer {
         limit: BufferLimit,
         mut dropped: impl FnMut(Queued, QdiscDrop),
     ) {
-        let Some(f) = self.fq_codel_mut() else {
-            unreachable!("sched_enqueue on a buffer without a scheduler")
+        let len = match self.structured_mut() {
+            Some(Structured::FqCodel(f)) => {
+                let bucket = f.bucket_of(&q.pkt);
+                f.enqueue(bucket, q, limit);
+                f.take_dropped().for_each(|(q, e)| dropped(q, e));
+                f.len()
+            }
+            Some(Structured::DualPi2(d)) => {
+                d.enqueue(q, limit);
+                d.take_dropped().for_each(|(q, e)| dropped(q, e));
+                d.len()
+            }
+            _ => unreachable!("sched_enqueue on a buffer without a scheduler"),
         };
-        let bucket = f.bucket_of(&q.pkt);
-        f.enqueue(bucket, q, limit);
-        for (q, e) in f.take_dropped() {
-            dropped(q, e);
-        }
-        self.len = f.len();
+        self.len = len;
     }
 
-    /// The scheduler's next packet at `now` and how it was marked; what it
-    /// dropped on the way is given to `dropped`.
+    /// The scheduler's next packet at `now` and the label of its mark, if
+    /// marked; what it dropped on the way is given to `dropped`.
     pub fn sched_dequeue(
         &mut self,
         now: SimTime,
         mut dropped: impl FnMut(Queued, QdiscDrop),
-    ) -> Option<(Queued, Option<FqMark>)> {
-        let Some(f) = self.fq_codel_mut() else {
-            unreachable!("sched_dequeue on a buffer without a scheduler")
+    ) -> Option<(Queued, Option<&'static str>)> {
+        let (out, len) = match self.structured_mut() {
+            Some(Structured::FqCodel(f)) => {
+                let out = f.dequeue(now).map(|(q, m)| (q, m.map(FqMark::name)));
+                f.take_dropped().for_each(|(q, e)| dropped(q, e));
+                (out, f.len())
+            }
+            Some(Structured::DualPi2(d)) => {
+                let out = d.dequeue(now);
+                d.take_dropped().for_each(|(q, e)| dropped(q, e));
+                (out, d.len())
+            }
+            _ => unreachable!("sched_dequeue on a buffer without a scheduler"),
         };
-        let out = f.dequeue(now);
-        for (q, e) in f.take_dropped() {
-            dropped(q, e);
-        }
-        self.len = f.len();
+        self.len = len;
         out
+    }
+
+    /// A scheduler's periodic update (DualPI2's PI2 controller), if it has
+    /// one.
+    pub fn sched_update(&mut self, now: SimTime) {
+        if let Some(Structured::DualPi2(d)) = self.structured_mut() {
+            d.update(now);
+        }
+    }
+
+    /// The period of [`sched_update`](Self::sched_update), if any.
+    pub fn sched_interval(&self) -> Option<SimTime> {
+        match &self.kind {
+            BufferKind::Structured(s) => match &**s {
+                Structured::DualPi2(d) => Some(d.tupdate()),
+                _ => None,
+            },
+            BufferKind::Fifo(_) => None,
+        }
+    }
+
+    /// [`sched_enqueue`](Self::sched_enqueue) with the flow queue given
+    /// (FQ-CoDel's `bucket`; DualPI2 classifies by ECN): a replay's
+    /// enqueue.
+    pub fn replay_enqueue(
+        &mut self,
+        bucket: u32,
+        q: Queued,
+        limit: BufferLimit,
+        mut dropped: impl FnMut(Queued, QdiscDrop),
+    ) {
+        let n = match self.structured_mut() {
+            Some(Structured::FqCodel(f)) => {
+                f.enqueue(bucket, q, limit);
+                f.take_dropped().for_each(|(q, e)| dropped(q, e));
+                f.len()
+            }
+            _ => return self.sched_enqueue(q, limit, dropped),
+        };
+        self.len = n;
+    }
+
+    /// DualPI2's base probability p' (units of 2^-32), if this is one.
+    pub fn base_probability(&mut self) -> Option<u64> {
+        match self.structured_mut() {
+            Some(Structured::DualPi2(d)) => Some(d.base_probability()),
+            _ => None,
+        }
+    }
+
+    /// An empty DualPI2 discipline.
+    pub fn dualpi2(d: DualPi2) -> Buffer {
+        Buffer {
+            len: 0,
+            kind: BufferKind::Structured(Box::new(Structured::DualPi2(d))),
+        }
+    }
+
+    fn structured_mut(&mut self) -> Option<&mut Structured> {
+        match &mut self.kind {
+            BufferKind::Structured(s) => Some(s),
+            BufferKind::Fifo(_) => None,
+        }
     }
 
     /// Packets waiting, in all virtual queues.
@@ -164,7 +244,7 @@ impl Buffer {
             BufferKind::Fifo(f) => f.push_back(q),
             BufferKind::Structured(s) => match &mut **s {
                 Structured::Parallel(p) => p.push(class, now, q),
-                Structured::FqCodel(_) => unreachable!("a scheduler's port uses sched_enqueue"),
+                _ => unreachable!("a scheduler's port uses sched_enqueue"),
             },
         }
     }
@@ -182,7 +262,7 @@ impl Buffer {
                 Structured::Parallel(p) => p
                     .pop(now)
                     .expect("buffer length out of step with its queues"),
-                Structured::FqCodel(_) => unreachable!("a scheduler's port uses sched_dequeue"),
+                _ => unreachable!("a scheduler's port uses sched_dequeue"),
             },
         }
     }
@@ -195,7 +275,7 @@ impl Buffer {
         match &self.kind {
             BufferKind::Structured(s) => match &**s {
                 Structured::Parallel(p) => Some(p),
-                Structured::FqCodel(_) => None,
+                _ => None,
             },
             BufferKind::Fifo(_) => None,
         }
@@ -206,17 +286,7 @@ impl Buffer {
         match &mut self.kind {
             BufferKind::Structured(s) => match &mut **s {
                 Structured::Parallel(p) => Some(p),
-                Structured::FqCodel(_) => None,
-            },
-            BufferKind::Fifo(_) => None,
-        }
-    }
-
-    fn fq_codel_mut(&mut self) -> Option<&mut FqCodel> {
-        match &mut self.kind {
-            BufferKind::Structured(s) => match &mut **s {
-                Structured::FqCodel(f) => Some(f),
-                Structured::Parallel(_) => None,
+                _ => None,
             },
             BufferKind::Fifo(_) => None,
         }

@@ -15,7 +15,7 @@ use crate::gateway::{self, Pep, Relay};
 use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
 use crate::net::{Framing, Held, PlacedAqm, Routes};
 use crate::probe::{CongestionLog, CwndTrace, DropLog, SeqTracer, TimeSeries, TrafficTrace};
-use crate::queue::{Buffer, FqCodel, FqCodelParams, ParallelQueues};
+use crate::queue::{Buffer, DualPi2, FqCodel, FqCodelParams, ParallelQueues};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 use crate::topology::{self, Built, Topology};
@@ -186,10 +186,10 @@ impl Simulation {
                     format!(
                         "link {:?} has backpressure, which {} does not support",
                         a.at,
-                        if matches!(a.params, AqmParams::RedTail(_)) {
-                            "red_tail"
-                        } else {
-                            "fq_codel"
+                        match a.params {
+                            AqmParams::RedTail(_) => "red_tail",
+                            AqmParams::DualPi2(_) => "dualpi2",
+                            _ => "fq_codel",
                         }
                     ),
                 )
@@ -213,6 +213,9 @@ impl Simulation {
                         Rng::stream(self.seed, "fq_codel", i as u64).uniform_u64(0, u64::MAX);
                     link.port
                         .set_buffer(Buffer::fq_codel(FqCodel::new(p, perturb)));
+                }
+                AqmParams::DualPi2(p) => {
+                    link.port.set_buffer(Buffer::dualpi2(DualPi2::new(p)));
                 }
                 _ => {}
             }

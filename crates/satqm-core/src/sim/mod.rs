@@ -423,6 +423,10 @@ impl Simulation {
                 let now = self.now;
                 let slot = &mut self.aqms[a.idx()];
                 let view = self.links[slot.monitor.idx()].view(now);
+                if matches!(slot.aqm, crate::aqm::Aqm::Scheduler(_)) {
+                    // The port's own discipline updates (DualPI2's PI2).
+                    self.links[slot.at.idx()].port.sched_update(now);
+                }
                 if let Some(next) = slot.on_timer(now, &view) {
                     if next <= self.end {
                         self.queue.schedule(next, Event::AqmTimer(a));
