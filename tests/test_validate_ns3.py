@@ -3,8 +3,8 @@
 The first tests need no ns-3: the scenario generator writes valid satqm
 scenarios and ns-3 argument lists that carry the same parameters, and the
 command fails cleanly without ns-3. The last ones run the quick set's
-DropTail and RED scenarios in both simulators and check the bounds of
-docs/validation.md; they are skipped when ns-3 (the `ns3` wheel and a C++
+checked scenarios (DropTail, RED, the congestion-control and FQ-CoDel
+ones) in both simulators and check the bounds of docs/validation.md; they are skipped when ns-3 (the `ns3` wheel and a C++
 compiler) is not installed, or with SATQM_SKIP_NS3=1.
 """
 

@@ -74,6 +74,14 @@ EXPLAINED.update(
         "resets it on every new ACK (set 5, C4)",
     }
 )
+EXPLAINED.update(
+    {
+        "fq-terr-n1": "one flow: ns-3's flow queue tail-drops at the limit, satqm drops half "
+        "its backlog from the head, as Linux (set 6, F1)",
+        "fq-geo-n1": "one flow: the slow-start exit decides the run (set 6, F3)",
+        "fq-geo-n5": "ns-3's CoDel sojourn leaves out the device queue's packet (set 6, F2)",
+    }
+)
 _NEWRENO_WHY = "ns-3 NewReno without SACK enters fast recovery on one duplicate ACK (section 1)"
 for _aqm in ("droptail", "red", "red-gentle"):
     for _n in (1, 3, 10, 50):
