@@ -4,8 +4,9 @@ The first tests need no ns-3: the scenario generator writes valid satqm
 scenarios and ns-3 argument lists that carry the same parameters, and the
 command fails cleanly without ns-3. The last ones run the quick set's
 checked scenarios (DropTail, RED, the congestion-control and FQ-CoDel
-ones) in both simulators and check the bounds of docs/validation.md; they are skipped when ns-3 (the `ns3` wheel and a C++
-compiler) is not installed, or with SATQM_SKIP_NS3=1.
+ones) in both simulators and check the bounds of docs/validation.md;
+they are skipped when ns-3 (the `ns3` wheel and a C++ compiler) is not
+installed, or with SATQM_SKIP_NS3=1.
 """
 
 from __future__ import annotations
