@@ -3,9 +3,10 @@
 The first tests need no ns-3: the scenario generator writes valid satqm
 scenarios and ns-3 argument lists that carry the same parameters, and the
 command fails cleanly without ns-3. The last ones run the quick set's
-DropTail and RED scenarios in both simulators and check the bounds of
-docs/validation.md; they are skipped when ns-3 (the `ns3` wheel and a C++
-compiler) is not installed, or with SATQM_SKIP_NS3=1.
+checked scenarios (DropTail, RED, the congestion-control and FQ-CoDel
+ones) in both simulators and check the bounds of docs/validation.md;
+they are skipped when ns-3 (the `ns3` wheel and a C++ compiler) is not
+installed, or with SATQM_SKIP_NS3=1.
 """
 
 from __future__ import annotations
@@ -100,10 +101,44 @@ def test_new_ns3_parameters_leave_the_other_scenarios_unchanged():
         assert line in src
     assert "bool redHardDrop = true;" in src
     for d in S.scenarios(quick=False):
-        if d["tcp"]["cc"] == "reno":
+        if d["tcp"]["cc"] == "reno" and d["aqm"]["kind"] != "fq_codel":
             p = S.ns3_params(d)
             assert p["tcp"] == "NewReno" and not p["pacing"] and not p["ecn"]
             assert "redUseEcn" not in p
+
+
+def test_fq_codel_scenarios_set_ns3_as_satqm():
+    """FQ-CoDel runs as ns-3's FqCoDelQueueDisc with the same flows,
+    quantum, CoDel, drop batch, ECN setting and (one packet fewer, for the
+    device queue) limit; the other scenarios leave its parameters alone."""
+    names: dict = {}
+    for d in S.scenarios(quick=False):
+        names.setdefault(d["group"], d)
+    d = names["fq-terr-n5"]
+    p = S.ns3_params(d)
+    assert p["queueDisc"] == "fq_codel" and p["tcp"] == "NewReno" and p["sack"]
+    fq = (p["fqFlows"], p["fqQuantum"], p["fqDropBatch"], p["fqMinBytes"])
+    assert fq == (1024, 1514, 64, 1500)
+    assert p["fqUseEcn"] and not p["ecn"]
+    assert (p["codelTarget"], p["codelInterval"]) == (0.005, 0.100)
+    assert p["bufferPackets"] == S.LINKS["terr"]["buffer_packets"] - 1
+    text = S.satqm_toml(d)
+    assert 'kind = "fq_codel"' in text and 'mode = "mark"' in text and "quantum = 1514" in text
+    ecn = names["fq-geo-n5-ecn"]
+    assert S.ns3_params(ecn)["ecn"] and "ecn = true" in S.satqm_toml(ecn)
+    assert names["fq-terr-n5-rtt"]["access"]["delays_s"] == S.hetero_delays(5)
+    groups = [d["group"] for d in S.scenarios(quick=False)]
+    assert groups.count("fq-geo-n5") == S.FQ_REPLICATES and groups.count("fq-geo-n1") == 1
+    assert compare.bounds_for("fq-terr-n5-rtt") == compare.FQ_BOUNDS
+    with pytest.raises(ValueError, match="variant"):
+        S.fq_scenario("geo", 1, "x")
+    # the program's defaults are ns-3's own; other scenarios pass none of them
+    assert PARAMS["fqQuantum"][1] == 0 and PARAMS["fqUseEcn"][1] is True
+    src = (Path(compare.__file__).parent / "ns3" / "dumbbell.cc").read_text()
+    assert "uint32_t fqQuantum = 0;" in src and "bool fqUseEcn = true;" in src
+    for d in S.scenarios(quick=False):
+        if d["aqm"]["kind"] != "fq_codel":
+            assert not any(k.startswith("fq") for k in S.ns3_params(d))
 
 
 def test_a_changed_parameter_shows_on_one_side_only():

@@ -102,6 +102,18 @@ AQMS: dict[str, dict[str, Any]] = {
         "mean_packet_size": PACKET,
     },
     "codel": {"kind": "codel", "target_s": 0.005, "interval_s": 0.100, "mtu": PACKET},
+    # ns-3's FqCoDelQueueDisc gets the same flows, quantum, target, interval,
+    # drop batch and ECN setting; its per-queue CoDel MinBytes is the packet
+    "fq_codel": {
+        "kind": "fq_codel",
+        "flows": 1024,
+        "quantum": 1514,
+        "target_s": 0.005,
+        "interval_s": 0.100,
+        "mtu": PACKET,
+        "drop_batch": 64,
+        "mode": "mark",
+    },
 }
 
 
@@ -386,6 +398,48 @@ def cc_scenario(link: str, aqm: str, flows: int, cc: str) -> dict[str, Any]:
     )
 
 
+#: The FQ-CoDel scenarios (set 6): (link, flows, variant). ``rtt``: the
+#: flows' access delays spread over 5–100 ms; ``ecn``: ECN (RFC 3168) on
+#: both sides, so that CoDel marks instead of dropping.
+FQ_SCENARIOS: list[tuple[str, int, str]] = [
+    (link, n, "") for link in ("geo", "terr") for n in (1, 5)
+] + [("terr", 5, "rtt"), ("geo", 5, "ecn"), ("terr", 5, "ecn")]
+
+#: Runs of each multi-flow FQ-CoDel scenario of the full set.
+FQ_REPLICATES = 3
+
+#: The FQ-CoDel scenarios of the quick set (one run each).
+FQ_QUICK: list[tuple[str, int, str]] = [("geo", 5, ""), ("terr", 5, "")]
+
+
+def fq_name(link: str, flows: int, variant: str = "") -> str:
+    return f"fq-{link}-n{flows}" + (f"-{variant}" if variant else "")
+
+
+def fq_scenario(link: str, flows: int, variant: str = "") -> dict[str, Any]:
+    """One FQ-CoDel scenario: ``flows`` NewReno flows with SACK over the
+    ``link`` dumbbell (:data:`LINKS`) behind FQ-CoDel (:data:`AQMS`), with
+    the variant's access delays or ECN."""
+    if variant not in ("", "rtt", "ecn"):
+        raise ValueError(f"unknown FQ-CoDel variant {variant!r}")
+    ln = LINKS[link]
+    d = make(
+        fq_name(link, flows, variant),
+        flows=flows,
+        aqm="fq_codel",
+        recovery="sack",
+        rate_bps=ln["rate_bps"],
+        delay_s=ln["delay_s"],
+        buffer_packets=ln["buffer_packets"],
+        duration_s=ln["duration_s"],
+        warmup_s=ln["warmup_s"],
+        access_delays_s=hetero_delays(flows) if variant == "rtt" else None,
+    )
+    if variant == "ecn":
+        d["tcp"]["ecn"] = True
+    return d
+
+
 def scenarios(quick: bool = False) -> list[dict[str, Any]]:
     """The validation set (``quick``: the subset ``satqm validate ns3 --quick``
     runs, with shorter runs). Names are unique; replicates of a group share
@@ -421,6 +475,8 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
             out += _replicated(base, 2)
         # 5: CUBIC, BBR and DCTCP
         out += [cc_scenario(*x) for x in CC_QUICK]
+        # 6: FQ-CoDel
+        out += [fq_scenario(*x) for x in FQ_QUICK]
         return out
 
     dur, warm = FULL_DURATION_S, FULL_WARMUP_S
@@ -470,6 +526,8 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
     for link, aqm, n, cc in CC_SCENARIOS:
         reps = CC_REPLICATES if n > 1 and cc in ("cubic", "bbr") else 1
         out += _replicated(cc_scenario(link, aqm, n, cc), reps)
+    for link, n, variant in FQ_SCENARIOS:
+        out += _replicated(fq_scenario(link, n, variant), FQ_REPLICATES if n > 1 else 1)
     return out
 
 
@@ -686,6 +744,18 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
         )
     elif kind == "codel":
         p.update(codelTarget=q["target_s"], codelInterval=q["interval_s"])
+    elif kind == "fq_codel":
+        if q.get("ce_threshold_s") is not None:
+            raise ValueError("the ns-3 comparison runs FQ-CoDel without ce_threshold")
+        p.update(
+            codelTarget=q["target_s"],
+            codelInterval=q["interval_s"],
+            fqFlows=q["flows"],
+            fqQuantum=q["quantum"],
+            fqDropBatch=q["drop_batch"],
+            fqMinBytes=q["mtu"],
+            fqUseEcn=q.get("mode", "mark") == "mark",
+        )
     # experiments only: ns-3 settings toggled on one side (docs/validation.md)
     p.update(d.get("ns3_extra", {}))
     return p
@@ -774,6 +844,16 @@ def params_from_toml(text: str) -> dict[str, Any]:
             target_s=_time(aqm["target"]),
             interval_s=_time(aqm["interval"]),
             mtu=int(aqm["mtu"]),
+        )
+    elif kind == "fq_codel":
+        out.update(
+            target_s=_time(aqm.get("target", "5ms")),
+            interval_s=_time(aqm.get("interval", "100ms")),
+            mtu=int(aqm.get("mtu", 1500)),
+            flows=int(aqm.get("flows", 1024)),
+            quantum=int(aqm.get("quantum", 1514)),
+            drop_batch=int(aqm.get("drop_batch", 64)),
+            ecn_marks=aqm.get("mode", "mark") == "mark",
         )
     return out
 
@@ -898,5 +978,16 @@ def params_from_ns3(args: list[str]) -> dict[str, Any]:
             target_s=f("codelTarget"),
             interval_s=f("codelInterval"),
             mtu=i("mss") + 40,  # the program sets MinBytes to the full data packet
+        )
+    elif kind == "fq_codel":
+        out.update(
+            target_s=f("codelTarget"),
+            interval_s=f("codelInterval"),
+            mtu=i("fqMinBytes"),
+            flows=i("fqFlows"),
+            # 0: the device's MTU, 1500 bytes (the program never fragments)
+            quantum=i("fqQuantum") or 1500,
+            drop_batch=i("fqDropBatch"),
+            ecn_marks=b("fqUseEcn"),
         )
     return out

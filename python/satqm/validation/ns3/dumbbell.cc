@@ -6,7 +6,8 @@
 // PacketSink on receiver_i.  All links are point-to-point.
 //
 // Bottleneck queue placement (the one choice made here, see README.md):
-//   the configured queue (droptail=FifoQueueDisc, red, ared, pie, codel) is a
+//   the configured queue (droptail=FifoQueueDisc, red, ared, pie, codel,
+//   fq_codel) is a
 //   traffic-control queue disc on R1's bottleneck NetDevice with its limit in
 //   packets; the NetDevice's own DropTail queue is `deviceQueuePackets`
 //   (default 1) so the queue disc holds the backlog and makes every drop
@@ -542,6 +543,12 @@ main(int argc, char* argv[])
     // CoDel
     double codelTarget = 0.005;
     double codelInterval = 0.100;
+    // FQ-CoDel (its CoDel's target and interval are codelTarget/codelInterval)
+    uint32_t fqFlows = 1024;
+    uint32_t fqQuantum = 0;     // 0: the device's MTU (ns-3's default)
+    uint32_t fqDropBatch = 64;
+    uint32_t fqMinBytes = 1500; // each flow queue's CoDel MinBytes (ns-3's default)
+    bool fqUseEcn = true;       // ns-3's default: CoDel marks ECN-capable packets
     // TCP
     std::string tcp = "NewReno";
     std::string recovery = "classic";
@@ -587,7 +594,7 @@ main(int argc, char* argv[])
     cmd.AddValue("bufferPackets", "bottleneck queue-disc limit (packets)", bufferPackets);
     cmd.AddValue("accessBufferPackets", "device queue limit on all non-bottleneck devices (packets)", accessBufferPackets);
     cmd.AddValue("deviceQueuePackets", "NetDevice queue under the bottleneck queue disc (packets)", deviceQueuePackets);
-    cmd.AddValue("queueDisc", "droptail|red|ared|pie|codel", queueDisc);
+    cmd.AddValue("queueDisc", "droptail|red|ared|pie|codel|fq_codel", queueDisc);
     cmd.AddValue("minTh", "RED min threshold (packets)", redMinTh);
     cmd.AddValue("maxTh", "RED max threshold (packets)", redMaxTh);
     cmd.AddValue("maxP", "RED max drop probability (LInterm = 1/maxP)", redMaxP);
@@ -614,6 +621,11 @@ main(int argc, char* argv[])
     cmd.AddValue("pieDqRate", "PIE UseDequeueRateEstimator", pieDqRate);
     cmd.AddValue("codelTarget", "CoDel Target (s)", codelTarget);
     cmd.AddValue("codelInterval", "CoDel Interval (s)", codelInterval);
+    cmd.AddValue("fqFlows", "FQ-CoDel Flows", fqFlows);
+    cmd.AddValue("fqQuantum", "FQ-CoDel quantum (bytes; 0: the device's MTU)", fqQuantum);
+    cmd.AddValue("fqDropBatch", "FQ-CoDel DropBatchSize", fqDropBatch);
+    cmd.AddValue("fqMinBytes", "FQ-CoDel: each flow queue's CoDel MinBytes", fqMinBytes);
+    cmd.AddValue("fqUseEcn", "FQ-CoDel UseEcn: CoDel marks ECN-capable packets", fqUseEcn);
     cmd.AddValue("tcp", "congestion control: NewReno|LinuxReno|Cubic|... (ns3::Tcp<name>)", tcp);
     cmd.AddValue("recovery", "classic (TcpClassicRecovery) | prr (TcpPrrRecovery)", recovery);
     cmd.AddValue("mss", "TCP segment size (payload bytes)", mss);
@@ -698,9 +710,13 @@ main(int argc, char* argv[])
         }
     }
     if (queueDisc != "droptail" && queueDisc != "red" && queueDisc != "ared" && queueDisc != "pie" &&
-        queueDisc != "codel")
+        queueDisc != "codel" && queueDisc != "fq_codel")
     {
-        Fail("queueDisc must be droptail|red|ared|pie|codel, got '" + queueDisc + "'");
+        Fail("queueDisc must be droptail|red|ared|pie|codel|fq_codel, got '" + queueDisc + "'");
+    }
+    if (fqFlows == 0 || fqDropBatch == 0)
+    {
+        Fail("fqFlows and fqDropBatch must be >= 1");
     }
     if (recovery != "classic" && recovery != "prr")
     {
@@ -853,6 +869,20 @@ main(int argc, char* argv[])
                              "MaxBurstAllowance", TimeValue(Seconds(pieMaxBurst)),
                              "UseDequeueRateEstimator", BooleanValue(pieDqRate));
     }
+    else if (queueDisc == "fq_codel")
+    {
+        // Each flow queue is a CoDelQueueDisc made from its TypeId: MinBytes
+        // goes in as a default; FqCoDel passes Target, Interval, MaxSize and
+        // UseEcn itself.
+        Config::SetDefault("ns3::CoDelQueueDisc::MinBytes", UintegerValue(fqMinBytes));
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                             "MaxSize", QueueSizeValue(qlimit),
+                             "Flows", UintegerValue(fqFlows),
+                             "DropBatchSize", UintegerValue(fqDropBatch),
+                             "UseEcn", BooleanValue(fqUseEcn),
+                             "Target", StringValue(std::to_string(std::llround(codelTarget * 1e9)) + "ns"),
+                             "Interval", StringValue(std::to_string(std::llround(codelInterval * 1e9)) + "ns"));
+    }
     else // codel
     {
         tch.SetRootQueueDisc("ns3::CoDelQueueDisc",
@@ -887,6 +917,15 @@ main(int argc, char* argv[])
 
     QueueDiscContainer qdiscs = tch.Install(btlDev);
     Ptr<QueueDisc> qdisc = qdiscs.Get(0);
+    if (auto fq = DynamicCast<FqCoDelQueueDisc>(qdisc))
+    {
+        // no attribute: set before the queue disc is initialized (0 keeps
+        // ns-3's default, the device's MTU)
+        if (fqQuantum > 0)
+        {
+            fq->SetQuantum(fqQuantum);
+        }
+    }
 
     // Addresses: one /30 per link.  Sender i's address identifies flow i.
     Ipv4AddressHelper addr;
@@ -1085,7 +1124,10 @@ main(int argc, char* argv[])
        << ", \"aredRtt\": " << Num(aredRtt) << ", \"pieTarget\": " << Num(pieTarget)
        << ", \"pieTupdate\": " << Num(pieTupdate) << ", \"pieMaxBurst\": " << Num(pieMaxBurst)
        << ", \"pieDqRate\": " << Bool(pieDqRate) << ", \"codelTarget\": " << Num(codelTarget)
-       << ", \"codelInterval\": " << Num(codelInterval) << ", \"tcp\": " << Str(tcpTypeName)
+       << ", \"codelInterval\": " << Num(codelInterval) << ", \"fqFlows\": " << fqFlows
+       << ", \"fqQuantum\": " << fqQuantum << ", \"fqDropBatch\": " << fqDropBatch
+       << ", \"fqMinBytes\": " << fqMinBytes << ", \"fqUseEcn\": " << Bool(fqUseEcn)
+       << ", \"tcp\": " << Str(tcpTypeName)
        << ", \"recovery\": " << Str(recovery) << ", \"mss\": " << mss << ", \"initialCwnd\": " << initialCwnd
        << ", \"delAckCount\": " << delAckCount << ", \"delAckTimeout\": " << Num(delAckTimeout)
        << ", \"sack\": " << Bool(sack) << ", \"windowScaling\": " << Bool(windowScaling)
