@@ -291,6 +291,20 @@ def aqm_replay(
     ``"mark:forced"``, ``"drop:early"``, ``"drop:forced"``, or ``"timer"``.
     """
 
+def qdisc_replay(
+    spec: str, limit_packets: int, ops: list[dict[str, object]]
+) -> list[dict[str, object]]:
+    """Replay enqueue, dequeue and update operations through a queue
+    discipline (``kind = "fq_codel"`` or ``"dualpi2"``).
+
+    ``spec`` is the TOML of an ``[[aqm]]`` table without placement keys;
+    ``ops`` are ``{"op": "enqueue", "t", "bucket", "size", "ecn"}``,
+    ``{"op": "dequeue", "t"}`` and ``{"op": "update", "t"}`` (times in ns;
+    ``ecn`` one of ``"not-ect"``, ``"ect0"``, ``"ect1"``, ``"ce"``). Each
+    step gives ``dropped`` (packet numbers), ``sent`` and ``mark``, and
+    after an update DualPI2's ``p`` (units of 2^-32); see tests/oracles/.
+    """
+
 class _FluidOut(TypedDict):
     t: npt.NDArray[np.float64]
     W: npt.NDArray[np.float64]
