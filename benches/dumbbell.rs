@@ -21,7 +21,7 @@ const REPEATS: usize = 3;
 
 /// AQM tables for the overhead comparison (thresholds suit the 800-packet
 /// buffer of the example).
-const AQMS: [(&str, &str); 11] = [
+const AQMS: [(&str, &str); 12] = [
     ("droptail", ""),
     ("red", "[[aqm]]\nkind = \"red\"\nmin_th = 100\nmax_th = 300"),
     ("ared", "[[aqm]]\nkind = \"ared\"\nmin_th = 100\nmax_th = 300"),
@@ -33,6 +33,7 @@ const AQMS: [(&str, &str); 11] = [
     ("pie", "[[aqm]]\nkind = \"pie\""),
     ("codel", "[[aqm]]\nkind = \"codel\""),
     ("fq_codel", "[[aqm]]\nkind = \"fq_codel\""),
+    ("dualpi2", "[[aqm]]\nkind = \"dualpi2\""),
 ];
 
 fn scenario(n: u32, secs: u32, aqm: &str) -> String {
