@@ -162,3 +162,37 @@ def spec_toml(kind: str, params: dict) -> str:
         else:
             lines.append(f"{k} = {_toml_value(v)}")
     return "\n".join(lines) + "\n"
+
+
+def qdisc_spec_toml(cls: Any, params: dict) -> str:
+    """A queue discipline's table as TOML (``cls``: its oracle class, with
+    ``kind``, ``defaults`` and ``time_params``): ``kind`` and the parameters
+    as given, times as exact ``"<ns> ns"`` strings, ``None`` left out (the
+    default)."""
+    lines = [f"kind = {_toml_value(cls.kind)}"]
+    for k, v in params.items():
+        if k not in cls.defaults:
+            raise ValueError(f"{cls.kind}: unknown parameter {k!r}")
+        if v is None:
+            continue
+        if k in cls.time_params:
+            lines.append(f'{k} = "{to_ns(v)} ns"')
+        else:
+            lines.append(f"{k} = {_toml_value(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def qdisc_params_from_toml(cls: Any, table: dict) -> dict:
+    """The inverse of :func:`qdisc_spec_toml`: a parsed table to the oracle's
+    parameters (times in seconds)."""
+    table = dict(table)
+    if table.pop("kind", None) != cls.kind:
+        raise ValueError(f"not a {cls.kind} table")
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        if k in cls.time_params:
+            if not (isinstance(v, str) and v.endswith(" ns")):
+                raise ValueError(f"{k}: expected '<ns> ns', got {v!r}")
+            v = int(v[:-3]) * 1e-9
+        out[k] = v
+    return out

@@ -251,7 +251,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
-from . import _toml_value, to_ns
+from . import qdisc_params_from_toml, qdisc_spec_toml, to_ns
 from .fq_codel import ECN_CODEPOINTS, round_half_away
 
 ONE = 1 << 32
@@ -560,32 +560,10 @@ def replay(
 
 
 def spec_toml(params: dict) -> str:
-    """The qdisc table as TOML: ``kind = "dualpi2"`` and the parameters as
-    given (time parameters as exact ``"<ns> ns"`` strings; ``None`` left out,
-    i.e. derived)."""
-    lines = ['kind = "dualpi2"']
-    for k, v in params.items():
-        if k not in DualPI2.defaults:
-            raise ValueError(f"dualpi2: unknown parameter {k!r}")
-        if v is None:
-            continue
-        if k in DualPI2.time_params:
-            lines.append(f'{k} = "{to_ns(v)} ns"')
-        else:
-            lines.append(f"{k} = {_toml_value(v)}")
-    return "\n".join(lines) + "\n"
+    """The qdisc table as TOML (see :func:`qdisc_spec_toml`)."""
+    return qdisc_spec_toml(DualPI2, params)
 
 
 def params_from_toml(table: dict) -> dict:
     """The inverse of :func:`spec_toml`."""
-    table = dict(table)
-    if table.pop("kind", None) != "dualpi2":
-        raise ValueError("not a dualpi2 table")
-    out: dict[str, Any] = {}
-    for k, v in table.items():
-        if k in DualPI2.time_params:
-            if not (isinstance(v, str) and v.endswith(" ns")):
-                raise ValueError(f"{k}: expected '<ns> ns', got {v!r}")
-            v = int(v[:-3]) * 1e-9
-        out[k] = v
-    return out
+    return qdisc_params_from_toml(DualPI2, table)

@@ -25,27 +25,15 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from .dualpi2 import DualPI2
-from .fq_codel_traces import NS, Source, _Flow, tx_ns
+from .fq_codel_traces import NS, Source, Trace, _Flow, tx_ns
 
 __all__ = ["NS", "Source", "Trace", "check_trace", "generate", "tx_ns"]
 
 MARKS = ("l4s", "l4s_overload", "classic")
-
-
-@dataclass
-class Trace:
-    params: dict
-    limit_packets: int
-    rate_bps: int
-    ops: list[dict]
-    outputs: list[dict]
-    hits: Counter
-    stats: Counter = field(default_factory=Counter)
 
 
 def generate(

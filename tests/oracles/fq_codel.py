@@ -45,7 +45,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _toml_value, to_ns
+from . import qdisc_params_from_toml, qdisc_spec_toml, to_ns
 
 ECN_CODEPOINTS = ("not-ect", "ect0", "ect1", "ce")
 
@@ -440,32 +440,10 @@ def replay(
 
 
 def spec_toml(params: dict) -> str:
-    """The qdisc table as TOML: ``kind = "fq_codel"`` and the parameters as
-    given, time parameters (seconds) written as exact ``"<ns> ns"`` strings;
-    a ``ce_threshold`` of ``None`` is left out (off)."""
-    lines = ['kind = "fq_codel"']
-    for k, v in params.items():
-        if k not in FqCoDel.defaults:
-            raise ValueError(f"fq_codel: unknown parameter {k!r}")
-        if v is None:
-            continue
-        if k in FqCoDel.time_params:
-            lines.append(f'{k} = "{to_ns(v)} ns"')
-        else:
-            lines.append(f"{k} = {_toml_value(v)}")
-    return "\n".join(lines) + "\n"
+    """The qdisc table as TOML (see :func:`qdisc_spec_toml`)."""
+    return qdisc_spec_toml(FqCoDel, params)
 
 
 def params_from_toml(table: dict) -> dict:
-    """The inverse of :func:`spec_toml` (a parsed table to oracle parameters)."""
-    table = dict(table)
-    if table.pop("kind", None) != "fq_codel":
-        raise ValueError("not an fq_codel table")
-    out: dict[str, Any] = {}
-    for k, v in table.items():
-        if k in FqCoDel.time_params:
-            if not (isinstance(v, str) and v.endswith(" ns")):
-                raise ValueError(f"{k}: expected '<ns> ns', got {v!r}")
-            v = int(v[:-3]) * 1e-9
-        out[k] = v
-    return out
+    """The inverse of :func:`spec_toml`."""
+    return qdisc_params_from_toml(FqCoDel, table)
