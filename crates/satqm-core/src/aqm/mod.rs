@@ -262,13 +262,6 @@ fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
             ))
         }
     };
-    let whole = |t: &mut ParamTable, key: &str, default: f64, lo: f64, hi: f64| {
-        let v = t.f64_in(key, default, lo, false, hi)?;
-        if v.fract() != 0.0 {
-            return Err(ConfigError::new(t.key_path(key), "must be a whole number"));
-        }
-        Ok(v as u32)
-    };
     Ok(DualPi2Params {
         target,
         tupdate,
@@ -277,12 +270,12 @@ fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
         k: t.f64_in("k", 2.0, 0.0, true, 1e3)?,
         min_th: t.time("min_th", SimTime::from_us(800))?,
         range: t.time("range", SimTime::from_us(400))?,
-        th_len: whole(t, "th_len", 1.0, 0.0, 1e6)?,
+        th_len: t.whole_in("th_len", 1, 0.0, 1e6)?,
         p_lmax: t.f64_in("p_lmax", 1.0, 0.0, true, 1.0)?,
         tshift: t.time("tshift", SimTime::from_ms(50))?,
         scheduler,
-        classic_protection: whole(t, "classic_protection", 10.0, 0.0, 100.0)?,
-        mtu: whole(t, "mtu", 1500.0, 1.0, 1e6)?,
+        classic_protection: t.whole_in("classic_protection", 10, 0.0, 100.0)?,
+        mtu: t.whole_in("mtu", 1500, 1.0, 1e6)?,
     })
 }
 
@@ -290,20 +283,13 @@ fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
 /// the entry's `mode`.
 fn parse_fq_codel(t: &mut ParamTable) -> Result<FqCodelParams, ConfigError> {
     let d = FqCodelParams::default();
-    let whole = |t: &mut ParamTable, key: &str, default: u32, lo: f64, hi: f64| {
-        let v = t.f64_in(key, default as f64, lo, false, hi)?;
-        if v.fract() != 0.0 {
-            return Err(ConfigError::new(t.key_path(key), "must be a whole number"));
-        }
-        Ok(v as u32)
-    };
     Ok(FqCodelParams {
-        flows: whole(t, "flows", d.flows, 1.0, 65536.0)?,
-        quantum: whole(t, "quantum", d.quantum, 1.0, 1e6)?,
+        flows: t.whole_in("flows", d.flows, 1.0, 65536.0)?,
+        quantum: t.whole_in("quantum", d.quantum, 1.0, 1e6)?,
         target: t.time("target", d.target)?,
         interval: t.time("interval", d.interval)?,
         mtu: t.f64_in("mtu", d.mtu as f64, 0.0, true, 1e6)? as u64,
-        drop_batch: whole(t, "drop_batch", d.drop_batch, 1.0, 1e6)?,
+        drop_batch: t.whole_in("drop_batch", d.drop_batch, 1.0, 1e6)?,
         ecn: false,
         ce_threshold: t.opt_time("ce_threshold")?,
         ce_threshold_ect1: t.bool("ce_threshold_ect1", false)?,

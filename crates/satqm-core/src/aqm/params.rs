@@ -56,6 +56,24 @@ impl ParamTable {
         }
     }
 
+    /// A whole number in `[lo, hi]`.
+    pub fn whole_in(
+        &mut self,
+        key: &str,
+        default: u32,
+        lo: f64,
+        hi: f64,
+    ) -> Result<u32, ConfigError> {
+        let v = self.f64_in(key, default as f64, lo, false, hi)?;
+        if v.fract() != 0.0 {
+            return Err(ConfigError::new(
+                self.key_path(key),
+                "must be a whole number",
+            ));
+        }
+        Ok(v as u32)
+    }
+
     /// A number in `[lo, hi]` (`lo_open`: strictly above `lo`).
     pub fn f64_in(
         &mut self,

@@ -205,7 +205,7 @@ pub fn qdisc_replay(
                     index: pkt.uid,
                     enqueued_at: t,
                 };
-                buffer.replay_enqueue(bucket, q, limit, |q, _| step.dropped.push(q.index));
+                buffer.enqueue_to(bucket, q, limit, |q, _| step.dropped.push(q.index));
             }
             QdiscOp::Dequeue { t } => {
                 if let Some((q, mark)) = buffer.sched_dequeue(t, |q, _| step.dropped.push(q.index))

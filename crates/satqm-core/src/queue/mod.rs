@@ -118,23 +118,13 @@ impl Buffer {
         &mut self,
         q: Queued,
         limit: BufferLimit,
-        mut dropped: impl FnMut(Queued, QdiscDrop),
+        dropped: impl FnMut(Queued, QdiscDrop),
     ) {
-        let len = match self.structured_mut() {
-            Some(Structured::FqCodel(f)) => {
-                let bucket = f.bucket_of(&q.pkt);
-                f.enqueue(bucket, q, limit);
-                f.take_dropped().for_each(|(q, e)| dropped(q, e));
-                f.len()
-            }
-            Some(Structured::DualPi2(d)) => {
-                d.enqueue(q, limit);
-                d.take_dropped().for_each(|(q, e)| dropped(q, e));
-                d.len()
-            }
-            _ => unreachable!("sched_enqueue on a buffer without a scheduler"),
+        let bucket = match self.structured_mut() {
+            Some(Structured::FqCodel(f)) => f.bucket_of(&q.pkt),
+            _ => 0,
         };
-        self.len = len;
+        self.enqueue_to(bucket, q, limit, dropped);
     }
 
     /// The scheduler's next packet at `now` and the label of its mark, if
@@ -181,24 +171,29 @@ impl Buffer {
     }
 
     /// [`sched_enqueue`](Self::sched_enqueue) with the flow queue given
-    /// (FQ-CoDel's `bucket`; DualPI2 classifies by ECN): a replay's
-    /// enqueue.
-    pub fn replay_enqueue(
+    /// (FQ-CoDel's `bucket`, as a replay names it; DualPI2 classifies by
+    /// ECN and ignores it).
+    pub fn enqueue_to(
         &mut self,
         bucket: u32,
         q: Queued,
         limit: BufferLimit,
         mut dropped: impl FnMut(Queued, QdiscDrop),
     ) {
-        let n = match self.structured_mut() {
+        let len = match self.structured_mut() {
             Some(Structured::FqCodel(f)) => {
                 f.enqueue(bucket, q, limit);
                 f.take_dropped().for_each(|(q, e)| dropped(q, e));
                 f.len()
             }
-            _ => return self.sched_enqueue(q, limit, dropped),
+            Some(Structured::DualPi2(d)) => {
+                d.enqueue(q, limit);
+                d.take_dropped().for_each(|(q, e)| dropped(q, e));
+                d.len()
+            }
+            _ => unreachable!("enqueue_to on a buffer without a scheduler"),
         };
-        self.len = n;
+        self.len = len;
     }
 
     /// DualPI2's base probability p' (units of 2^-32), if this is one.
