@@ -24,7 +24,10 @@ STUB_CLASSES = {
     "traffic": "_TrafficColumns",
     "flows": "_FlowColumns",
     "seq": "_SeqColumns",
+    "link_state": "_LinkStateColumns",
 }
+#: Columns the DataFrames carry in seconds where the core has nanoseconds.
+IN_SECONDS = {"time_ns": "time_s", "delay_ns": "delay_s"}
 
 
 def _stub_fields() -> dict[str, list[str]]:
@@ -52,5 +55,5 @@ def test_stub_names_the_core_columns_in_order(raw, table):
 def test_results_schema_names_the_core_columns(raw, table):
     # The DataFrames carry time in seconds where the core has nanoseconds,
     # and order flows' columns for reading; the set of columns is the same.
-    core = {"time_s" if c == "time_ns" else c for c in raw[table]}
+    core = {IN_SECONDS.get(c, c) for c in raw[table]}
     assert set(_SCHEMAS[table]) == core

@@ -39,8 +39,13 @@ def validate(
     capture: list[str] | None = None,
     warmup: float | None = None,
     capture_side: str | None = None,
+    files: dict[str, str] | None = None,
 ) -> _ScenarioInfo:
     """Validate a scenario; returns a few facts about it."""
+
+def scenario_files(text: str) -> list[str]:
+    """The files a scenario text names (its link schedules' traces), as it names
+    them: the caller reads them and passes their text as ``files``."""
 
 class _MemoryEstimate(TypedDict):
     total: float
@@ -55,6 +60,7 @@ def estimate_memory(
     warmup: float | None = None,
     capture_side: str | None = None,
     host: Literal["python", "rust"] = "python",
+    files: dict[str, str] | None = None,
 ) -> _MemoryEstimate:
     """The up-front memory estimate of a scenario (bytes), whatever its limit, run
     from Python or from a Rust program: ``total``, ``base`` (what the process holds
@@ -170,6 +176,14 @@ class _SeqColumns(TypedDict):
     seq: npt.NDArray[np.uint64]
     end: npt.NDArray[np.uint64]
 
+class _LinkStateColumns(TypedDict):
+    time_ns: npt.NDArray[np.uint64]
+    link: npt.NDArray[np.uint32]
+    rate_bps: npt.NDArray[np.uint64]
+    delay_ns: npt.NDArray[np.uint64]
+    loss: npt.NDArray[np.float64]
+    up: npt.NDArray[np.bool_]
+
 class _PacketCounts(TypedDict):
     created: int
     delivered: int
@@ -189,6 +203,7 @@ class _RawResults(TypedDict):
     flows: _FlowColumns
     seq: _SeqColumns
     seq_events: list[str]
+    link_state: _LinkStateColumns
     summary: dict[str, float]
     packets: _PacketCounts
     # Each capture file: its name (LINK for a link direction's departures,
@@ -208,6 +223,7 @@ class Simulation:
         capture: list[str] | None = None,
         warmup: float | None = None,
         capture_side: str | None = None,
+        files: dict[str, str] | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float:
@@ -257,6 +273,7 @@ class Emulation:
         capture: list[str] | None = None,
         warmup: float | None = None,
         capture_side: str | None = None,
+        files: dict[str, str] | None = None,
     ) -> Emulation: ...
     @property
     def hosts(self) -> list[tuple[str, str]]:

@@ -181,6 +181,14 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "traffic": _INT,
         "delivered_bytes": _INT,
     },
+    "link_state": {
+        "time_s": _F,
+        "link": "category",
+        "rate_bps": _INT,
+        "delay_s": _F,
+        "loss": _F,
+        "up": "bool",
+    },
     # An emulation's real connections (satqm.Emulation): one row per 5-tuple.
     "connections": {
         "flow": _INT,
@@ -411,6 +419,13 @@ class Results:
         in order to the entry's receivers since the start (the flows table's
         ``bytes_delivered`` summed over the entry's flows).
         :meth:`traffic_throughput` turns it into rates.
+    link_state : pandas.DataFrame
+        The state of each link that plays a schedule
+        (``topology.LINK.schedule``; empty if none does): a row at the
+        start, at every change and at every sample time, with ``time_s``,
+        ``link``, ``rate_bps`` (the rate in force), ``delay_s`` (the
+        propagation delay a packet sent then gets), ``loss`` (the erasure
+        probability) and ``up``. :meth:`plot_links` draws it.
     captures : dict of str to bytes
         The packet captures the run wrote (``simulation.capture``): each
         file's name and its pcapng bytes. A captured link direction's
@@ -451,6 +466,7 @@ class Results:
         seq: pd.DataFrame | None = None,
         traffic: pd.DataFrame | None = None,
         delay_hist: pd.DataFrame | None = None,
+        link_state: pd.DataFrame | None = None,
         connections: pd.DataFrame | None = None,
         real_packets: pd.DataFrame | None = None,
     ) -> None:
@@ -471,6 +487,13 @@ class Results:
         if traffic is None:
             traffic = _frame("traffic", {k: [] for k in _SCHEMAS["traffic"]})
         self.traffic = traffic
+        if link_state is None:
+            import pandas as pd
+
+            cols = {k: [] for k in _SCHEMAS["link_state"]}
+            cols["link"] = pd.Categorical([], categories=list(links))
+            link_state = _frame("link_state", cols)
+        self.link_state = link_state
         if seq is None:
             import pandas as pd
 
@@ -530,6 +553,11 @@ class Results:
         tr = dict(raw["traffic"])
         tr["time_s"] = _seconds(tr["time_ns"])
 
+        ls = dict(raw["link_state"])
+        ls["time_s"] = _seconds(ls["time_ns"])
+        ls["delay_s"] = _seconds(ls["delay_ns"])
+        ls["link"] = _codes("link", ls["link"], links)
+
         sq = dict(raw["seq"])
         sq["time_s"] = _seconds(sq["time_ns"])
         sq["event"] = _codes("event", sq["event"], [str(e) for e in raw["seq_events"]])
@@ -557,6 +585,7 @@ class Results:
             seq=_frame("seq", sq),
             traffic=_frame("traffic", tr),
             delay_hist=_frame("delay_hist", dh),
+            link_state=_frame("link_state", ls),
         )
 
     # ----- looking -----------------------------------------------------------
@@ -850,6 +879,17 @@ class Results:
             _write_parquet(out / "traffic.parquet", self.traffic)
         else:
             (out / "traffic.parquet").unlink(missing_ok=True)
+        if len(self.link_state):
+            written.append(out / "link_state.parquet")
+            _write_parquet(out / "link_state.parquet", self.link_state)
+        else:
+            (out / "link_state.parquet").unlink(missing_ok=True)
+        if sc.files:
+            # The files the scenario names (its traces), so that the folder
+            # runs again on its own.
+            text("scenario_files.json", json.dumps(sc.files, indent=1, sort_keys=True) + "\n")
+        else:
+            (out / "scenario_files.json").unlink(missing_ok=True)
         for name in _EMULATION_TABLES:
             if len(getattr(self, name)):
                 written.append(out / f"{name}.parquet")
@@ -882,6 +922,8 @@ class Results:
         doc = json.loads((d / "summary.json").read_text(encoding="utf-8"))
         ov = doc.get("overrides", {})
         text = _strip_header((d / "scenario.toml").read_text(encoding="utf-8"))
+        named = d / "scenario_files.json"
+        files = json.loads(named.read_text(encoding="utf-8")) if named.exists() else None
         scenario = Scenario(
             text,
             seed=ov.get("seed"),
@@ -891,6 +933,7 @@ class Results:
             warmup=ov.get("warmup_s"),
             max_memory=ov.get("max_memory"),
             capture_side=ov.get("capture_side"),
+            files=files,
         )
         links = list(doc["links"])
         reasons = list(doc["drop_reasons"])
@@ -936,6 +979,13 @@ class Results:
         if (d / "traffic.parquet").exists():
             tr = pd.read_parquet(d / "traffic.parquet")[list(_SCHEMAS["traffic"])]
             frames["traffic"] = tr.astype(_SCHEMAS["traffic"])
+        if (d / "link_state.parquet").exists():
+            ls = pd.read_parquet(d / "link_state.parquet")[list(_SCHEMAS["link_state"])]
+            for k, dtype in _SCHEMAS["link_state"].items():
+                if dtype != "category":
+                    ls[k] = ls[k].astype(dtype)
+            ls["link"] = pd.Categorical(ls["link"].astype(object), categories=links)
+            frames["link_state"] = ls
         for name in _EMULATION_TABLES:
             if (d / f"{name}.parquet").exists():
                 t = pd.read_parquet(d / f"{name}.parquet")[list(_SCHEMAS[name])]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from satqm._core import ConfigError, parse_quantity, validate
+from satqm._core import ConfigError, parse_quantity, scenario_files, validate
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,6 +108,32 @@ def quantity_text(value: float, unit: str) -> str:
     return f"{text} {unit}"
 
 
+def _read_named_files(
+    text: str, path: Path | None, unread: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The text of each file the scenario names, read relative to the
+    folder of the scenario file at ``path`` (or the working directory).
+
+    A file that cannot be read is left out, with why in ``unread``: the
+    core then refuses the key that names it, and :class:`Scenario` adds
+    the reason."""
+    try:
+        names = scenario_files(text)
+    except ConfigError:
+        return {}  # the scenario itself is invalid: validation says why
+    base = path.parent if path is not None else Path.cwd()
+    out: dict[str, str] = {}
+    for name in names:
+        f = base / name
+        try:
+            out[name] = f.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if unread is not None:
+                unread[name] = f"cannot read {f}: {reason}"
+    return out
+
+
 def _fmt_seconds(s: float) -> str:
     """Seconds for people: `120 s`, `0.5 s`, `1e+06 s`."""
     return f"{s:.9g} s"
@@ -127,13 +153,18 @@ class Scenario:
         The parsed TOML (``tomllib``), without the overrides applied.
     path : pathlib.Path or None
         The file it was read from, if any.
+    files : dict
+        The text of the files the scenario names (a link schedule's
+        ``trace``), by the name it gives them. They are read relative to
+        the scenario file's folder (the working directory for a scenario
+        given as text) when the scenario is made, unless given.
     overrides : dict
         The values given in place of the file's, only those given: ``seed``
         (int), ``duration`` and ``warmup`` (float seconds), ``max_memory``,
         ``capture`` (tuple of link names).
     """
 
-    __slots__ = ("text", "data", "path", "overrides", "_info")
+    __slots__ = ("text", "data", "path", "overrides", "files", "_info")
 
     def __init__(
         self,
@@ -146,6 +177,7 @@ class Scenario:
         capture: Sequence[str] | None = None,
         warmup: float | None = None,
         capture_side: str | None = None,
+        files: dict[str, str] | None = None,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be str, not {type(text).__name__}")
@@ -158,6 +190,9 @@ class Scenario:
             capture = tuple(capture)
         if capture_side is not None and not isinstance(capture_side, str):
             raise config_error("simulation.capture_side", 'must be "out", "in" or "both"')
+        unread: dict[str, str] = {}
+        if files is None:
+            files = _read_named_files(text, None if path is None else Path(path), unread)
         try:
             info = validate(
                 text,
@@ -167,8 +202,13 @@ class Scenario:
                 None if capture is None else list(capture),
                 warmup,
                 capture_side,
+                files,
             )
         except ConfigError as e:
+            key = getattr(e, "path", "")
+            for name, why in unread.items():
+                if key.endswith(".trace") and repr(name) in str(e):
+                    raise config_error(key, f"file {name!r}: {why}") from None
             # A shorter run than the file's warm-up: blame the duration given.
             path = getattr(e, "path", "")
             if duration is not None and warmup is None and path == "simulation.warmup":
@@ -183,6 +223,7 @@ class Scenario:
         self.text = text
         self.data = data
         self.path = Path(path) if path is not None else None
+        self.files = dict(files)
         self.overrides: dict[str, Any] = {}
         if seed is not None:
             self.overrides["seed"] = seed
@@ -206,9 +247,14 @@ class Scenario:
         seed: int | None = None,
         duration: float | None = None,
         warmup: float | None = None,
+        files: dict[str, str] | None = None,
     ) -> Scenario:
-        """Parse and validate TOML text; raises :class:`satqm.ConfigError`."""
-        return cls(text, seed=seed, duration=duration, warmup=warmup)
+        """Parse and validate TOML text; raises :class:`satqm.ConfigError`.
+
+        ``files`` gives the text of the files the scenario names (a link
+        schedule's ``trace``) by the name it gives them; without it they
+        are read relative to the working directory."""
+        return cls(text, seed=seed, duration=duration, warmup=warmup, files=files)
 
     @classmethod
     def load(
@@ -272,6 +318,7 @@ class Scenario:
             capture=capture if capture is not None else ov.get("capture"),
             warmup=warmup if warmup is not None else ov.get("warmup"),
             capture_side=capture_side if capture_side is not None else ov.get("capture_side"),
+            files=self.files,
         )
 
     def core_arguments(self) -> tuple[Any, ...]:
@@ -287,6 +334,7 @@ class Scenario:
             None if cap is None else list(cap),
             ov.get("warmup"),
             ov.get("capture_side"),
+            self.files,
         )
 
     @property
@@ -334,7 +382,11 @@ class Scenario:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Scenario):
             return NotImplemented
-        return self.text == other.text and self.overrides == other.overrides
+        return (
+            self.text == other.text
+            and self.overrides == other.overrides
+            and self.files == other.files
+        )
 
     def __hash__(self) -> int:
         return hash((self.text, tuple(sorted(self.overrides.items()))))

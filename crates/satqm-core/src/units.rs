@@ -242,9 +242,9 @@ fn plain(v: f64) -> String {
 }
 
 /// Largest accepted time: 10^6 s (about 11.6 days of simulated time).
-const MAX_SECONDS: f64 = 1e6;
+pub(crate) const MAX_SECONDS: f64 = 1e6;
 /// Largest accepted rate: 10 Tbit/s.
-const MAX_RATE: f64 = 1e13;
+pub(crate) const MAX_RATE: f64 = 1e13;
 /// Largest accepted byte count: 1 TB.
 const MAX_BYTES: f64 = 1e12;
 

@@ -34,7 +34,7 @@ pub struct Emulation {
 #[pymethods]
 impl Emulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None, files=None))]
     #[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
     fn new(
         py: Python<'_>,
@@ -45,6 +45,7 @@ impl Emulation {
         capture: Option<Vec<String>>,
         warmup: Option<f64>,
         capture_side: Option<String>,
+        files: Option<std::collections::BTreeMap<String, String>>,
     ) -> PyResult<Self> {
         let s = scenario(
             py,
@@ -55,6 +56,7 @@ impl Emulation {
             capture,
             warmup,
             capture_side,
+            files,
         )?;
         let sim = satqm_core::Simulation::new_in(&s, Host::Python).map_err(|e| to_py(py, e))?;
         let (hosts, prefix) = sim.real_hosts();

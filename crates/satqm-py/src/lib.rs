@@ -22,6 +22,7 @@ use satqm_core::probe::{Column, SeqEvent};
 use satqm_core::sim::{FlowSummary, Host};
 use satqm_core::units::Quantity;
 use satqm_core::{Scenario, SimTime};
+use std::collections::BTreeMap;
 
 mod emulation;
 
@@ -84,10 +85,12 @@ fn scenario(
     capture: Option<Vec<String>>,
     warmup: Option<f64>,
     capture_side: Option<String>,
+    files: Option<BTreeMap<String, String>>,
 ) -> PyResult<Scenario> {
     let o = Overrides {
         capture,
         capture_side,
+        files: files.unwrap_or_default(),
         seed,
         duration_s: duration,
         warmup_s: warmup,
@@ -117,7 +120,7 @@ fn quantity(py: Python<'_>, value: &Bound<'_, PyAny>, path: &str) -> PyResult<Qu
 
 /// Validate a scenario; returns a few facts about it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+#[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None, files=None))]
 #[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
 fn validate<'py>(
     py: Python<'py>,
@@ -128,6 +131,7 @@ fn validate<'py>(
     capture: Option<Vec<String>>,
     warmup: Option<f64>,
     capture_side: Option<String>,
+    files: Option<BTreeMap<String, String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let s = scenario(
         py,
@@ -138,6 +142,7 @@ fn validate<'py>(
         capture,
         warmup,
         capture_side,
+        files,
     )?;
     // Building checks what needs the topology (link names of AQMs).
     satqm_core::Simulation::new_in(&s, Host::Python).map_err(|e| to_py(py, e))?;
@@ -154,12 +159,19 @@ fn validate<'py>(
     Ok(d)
 }
 
+/// The files a scenario text names (its link schedules' traces), as it
+/// names them: the caller reads them and passes their text as `files`.
+#[pyfunction]
+fn scenario_files(py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+    Scenario::files_named(text).map_err(|e| to_py(py, e))
+}
+
 /// The up-front memory estimate of a scenario, whatever its limit, run
 /// from Python (`host="python"`) or from a Rust program (`"rust"`):
 /// `total` (bytes), what the process holds before the run (`base`), and
 /// each part as `(name, bytes, count, what, each)`.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, duration=None, capture=None, warmup=None, capture_side=None, host="python"))]
+#[pyo3(signature = (text, seed=None, duration=None, capture=None, warmup=None, capture_side=None, host="python", files=None))]
 #[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
 fn estimate_memory<'py>(
     py: Python<'py>,
@@ -170,6 +182,7 @@ fn estimate_memory<'py>(
     warmup: Option<f64>,
     capture_side: Option<String>,
     host: &str,
+    files: Option<BTreeMap<String, String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let host = match host {
         "python" => Host::Python,
@@ -189,6 +202,7 @@ fn estimate_memory<'py>(
         capture,
         warmup,
         capture_side,
+        files,
     )?;
     let est = satqm_core::Simulation::estimate_memory(&s, host);
     let d = PyDict::new(py);
@@ -254,7 +268,7 @@ const EVENT_CHUNK: u64 = 2_000_000;
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None))]
+    #[pyo3(signature = (text, seed=None, duration=None, max_memory=None, capture=None, warmup=None, capture_side=None, files=None))]
     #[allow(clippy::too_many_arguments)] // one argument per keyword of the Python signature
     fn new(
         py: Python<'_>,
@@ -265,6 +279,7 @@ impl Simulation {
         capture: Option<Vec<String>>,
         warmup: Option<f64>,
         capture_side: Option<String>,
+        files: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
         let s = scenario(
             py,
@@ -275,6 +290,7 @@ impl Simulation {
             capture,
             warmup,
             capture_side,
+            files,
         )?;
         let sim = satqm_core::Simulation::new_in(&s, Host::Python).map_err(|e| to_py(py, e))?;
         Ok(Simulation { sim })
@@ -346,6 +362,7 @@ impl Simulation {
         out.set_item("traffic", table(py, sim.traffic.columns())?)?;
         out.set_item("seq", table(py, sim.taps.seq.log.columns())?)?;
         out.set_item("seq_events", PyList::new(py, SeqEvent::NAMES)?)?;
+        out.set_item("link_state", table(py, sim.link_state.columns())?)?;
         let fs = sim.flow_summaries();
         out.set_item("flows", table(py, FlowSummary::columns(&fs))?)?;
 
@@ -613,6 +630,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_files, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_replay, m)?)?;

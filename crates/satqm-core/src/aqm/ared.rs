@@ -41,20 +41,37 @@ pub struct Ared {
     alpha: f64,
     beta: f64,
     interval: SimTime,
+    /// `w_q` follows the link rate (it was not given).
+    auto_w: bool,
+}
+
+/// Floyd et al. (2001)'s automatic `w_q`: a time constant of one second's
+/// worth of packets, `1 - exp(-1 / C)` with `C` in packets per second.
+fn auto_w_q(rate_bps: u64, mean_packet_size: f64) -> f64 {
+    let pkts_per_s = rate_bps as f64 / (8.0 * mean_packet_size);
+    1.0 - (-1.0 / pkts_per_s).exp()
 }
 
 impl Ared {
     pub fn new(p: &AredParams, rate_bps: u64) -> Ared {
         let mut red = p.red.clone();
-        if red.w_q.is_nan() {
-            let pkts_per_s = rate_bps as f64 / (8.0 * red.mean_packet_size);
-            red.w_q = 1.0 - (-1.0 / pkts_per_s).exp();
+        let auto_w = red.w_q.is_nan();
+        if auto_w {
+            red.w_q = auto_w_q(rate_bps, red.mean_packet_size);
         }
         Ared {
             red: Red::new(red),
             alpha: p.alpha,
             beta: p.beta,
             interval: p.interval,
+            auto_w,
+        }
+    }
+
+    /// The automatic `w_q` follows the link's rate.
+    pub fn set_link_rate(&mut self, rate_bps: u64) {
+        if self.auto_w {
+            self.red.p.w_q = auto_w_q(rate_bps, self.red.p.mean_packet_size);
         }
     }
 

@@ -56,6 +56,8 @@ pub struct Avq {
     alpha: f64,
     count_rejected: bool,
     limit: f64,
+    /// Whether `capacity` was given (else the link's rate is `C`).
+    capacity_given: bool,
 }
 
 impl Avq {
@@ -69,6 +71,17 @@ impl Avq {
             alpha: p.alpha,
             count_rejected: p.count_rejected,
             limit: p.vq.limit_bytes(limit),
+            capacity_given: p.vq.capacity.is_some(),
+        }
+    }
+
+    /// The link's capacity `C` follows its rate, unless `capacity` fixed
+    /// it; the virtual capacity, which never exceeds `C`, is held below the
+    /// new one and adapts from there by its own law.
+    pub fn set_link_rate(&mut self, rate_bps: u64) {
+        if !self.capacity_given {
+            self.capacity = rate_bps as f64;
+            self.vcap = self.vcap.min(self.capacity);
         }
     }
 

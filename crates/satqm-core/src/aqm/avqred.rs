@@ -94,6 +94,19 @@ impl AvqRed {
         }
     }
 
+    /// The bounds of the estimated capacity follow the link's rate where
+    /// no parameter fixed them (the estimate itself is measured).
+    pub fn set_link_rate(&mut self, rate_bps: u64) {
+        self.max_cap = self.p.max_capacity.unwrap_or(rate_bps) as f64;
+        self.min_cap = self
+            .p
+            .min_capacity
+            .map(|c| c as f64)
+            .unwrap_or(self.max_cap)
+            .min(self.max_cap);
+        self.v_capacity = self.v_capacity.clamp(self.min_cap, self.max_cap);
+    }
+
     /// The verdict on an arrival; the port then reports what it did with
     /// it ([`on_outcome`](Self::on_outcome)).
     pub fn on_arrival(&mut self, now: SimTime, _pkt: PacketMeta, q: &QueueView, u: f64) -> Verdict {

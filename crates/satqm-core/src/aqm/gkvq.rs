@@ -79,6 +79,9 @@ pub struct Gkvq {
     busy_period: bool,
     /// An overflow happened and the virtual queue has not emptied since.
     marking: bool,
+    /// `gamma`, and whether `capacity` was given (else the link's rate).
+    gamma: f64,
+    capacity_given: bool,
 }
 
 impl Gkvq {
@@ -89,6 +92,16 @@ impl Gkvq {
             limit: p.limit_bytes(limit),
             busy_period: p.busy_period,
             marking: false,
+            gamma: p.gamma,
+            capacity_given: p.capacity.is_some(),
+        }
+    }
+
+    /// The virtual rate `gamma C` follows the link's rate `C`, unless
+    /// `capacity` fixed `C`.
+    pub fn set_link_rate(&mut self, rate_bps: u64) {
+        if !self.capacity_given {
+            self.rate_bps = self.gamma * rate_bps as f64;
         }
     }
 

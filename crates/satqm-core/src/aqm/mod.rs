@@ -391,6 +391,28 @@ impl Aqm {
     }
 
     /// A drop at dequeue left the queue empty (CoDel's loop ends).
+    /// The rate of the link it monitors changed (a link that plays a
+    /// schedule): what was derived from the rate follows it, unless a
+    /// parameter fixed it (`docs/aqm.md`, "Links that change").
+    pub fn set_link_rate(&mut self, rate_bps: u64) {
+        match self {
+            Aqm::Ared(a) => a.set_link_rate(rate_bps),
+            Aqm::Gkvq(a) => a.set_link_rate(rate_bps),
+            Aqm::Avq(a) => a.set_link_rate(rate_bps),
+            Aqm::AvqRed(a) => a.set_link_rate(rate_bps),
+            Aqm::Rem(a) => a.set_link_rate(rate_bps),
+            Aqm::RedTail(a) => a.set_link_rate(rate_bps),
+            // RED reads the rate of each arrival's view; PIE measures its
+            // departure rate; the others use no rate.
+            Aqm::DropTail
+            | Aqm::Red(_)
+            | Aqm::Pi(_)
+            | Aqm::Pie(_)
+            | Aqm::Codel(_)
+            | Aqm::Scheduler(_) => {}
+        }
+    }
+
     pub fn on_empty_after_drop(&mut self) {
         if let Aqm::Codel(a) = self {
             a.on_empty_after_drop();

@@ -64,6 +64,13 @@ impl Rem {
         self.p.interval
     }
 
+    /// The price's target, the packets the link serves per interval,
+    /// follows the link's rate.
+    pub fn set_link_rate(&mut self, rate_bps: u64) {
+        self.capacity_pkts =
+            rate_bps as f64 * self.p.interval.secs_f64() / 8.0 / self.p.mean_packet_size;
+    }
+
     pub fn on_timer(&mut self, q: &QueueView) {
         let x = self.arrived_bytes as f64 / self.p.mean_packet_size;
         self.arrived_bytes = 0;

@@ -23,10 +23,13 @@ mod atsp;
 mod emulation;
 mod pep;
 pub mod raw;
+mod schedule;
 mod simulation;
 mod tcp;
 mod topology;
 mod traffic;
+
+use std::collections::BTreeMap;
 
 use crate::capture::CaptureSpec;
 use crate::error::{ConfigError, Error};
@@ -58,6 +61,9 @@ pub struct Overrides {
     pub capture: Option<Vec<String>>,
     /// `simulation.capture_side`, replacing the file's.
     pub capture_side: Option<String>,
+    /// The text of the files the scenario names, by the name it gives
+    /// them ([`Scenario::files_named`]): the caller reads them.
+    pub files: BTreeMap<String, String>,
 }
 
 /// A validated scenario, ready to build.
@@ -135,14 +141,40 @@ impl Scenario {
         if let Some(c) = &o.capture_side {
             raw.simulation.capture_side = Some(c.clone());
         }
+        raw.files = o.files.clone();
         Ok(Scenario::from_raw(&raw)?)
+    }
+
+    /// The files a scenario text names (link schedules' traces), as it
+    /// names them, for the caller to read and hand over in
+    /// [`Overrides::files`].
+    pub fn files_named(text: &str) -> Result<Vec<String>, Error> {
+        let raw = RawScenario::from_toml(text)?;
+        let t = &raw.topology;
+        let links = [
+            &t.access,
+            &t.receiver_access,
+            &t.bottleneck,
+            &t.server_links,
+            &t.client_links,
+            &t.receive,
+            &t.downlink,
+            &t.uplink,
+        ];
+        let mut names: Vec<String> = links
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.schedule.as_ref()?.trace.clone())
+            .collect();
+        names.dedup();
+        Ok(names)
     }
 
     /// Check every rule and convert to typed values, section by section in
     /// a fixed order (the first broken rule is the one reported).
     pub fn from_raw(raw: &RawScenario) -> Result<Scenario, ConfigError> {
         let run = simulation::run(&raw.simulation)?;
-        let topology = topology::topology(&raw.topology)?;
+        let topology = topology::topology(&raw.topology, &raw.files)?;
         let tcp_default = RawTcp::default();
         let tcp_base = raw.tcp.as_ref().unwrap_or(&tcp_default);
         // Check the defaults on their own so that errors point at [tcp].

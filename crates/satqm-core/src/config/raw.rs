@@ -33,6 +33,11 @@ pub struct RawScenario {
     pub pep: Option<Vec<RawPep>>,
     #[serde(default, deserialize_with = "table::opt")]
     pub emulation: Option<RawEmulation>,
+    /// The text of the files the scenario names (a link schedule's
+    /// `trace`), by the name it gives them: the caller reads them (the
+    /// core does no file input of its own).
+    #[serde(skip)]
+    pub files: BTreeMap<String, String>,
 }
 
 /// `[emulation]`: the real hosts of an emulation and their subnet.
@@ -204,6 +209,48 @@ pub struct RawLink {
     pub buffer: Option<RawBuffer>,
     /// Buffer of the reverse direction (defaults to `buffer`).
     pub reverse_buffer: Option<RawBuffer>,
+    /// How the link's rate, delay, erasure and state change over time.
+    pub schedule: Option<RawSchedule>,
+}
+
+/// A link's `schedule`: a list of changes or a trace file, and what an
+/// outage and a falling delay do to its packets.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSchedule {
+    pub changes: Option<Vec<RawChange>>,
+    /// A CSV file of `time,rate,delay,loss,reverse_loss,up` rows.
+    pub trace: Option<String>,
+    /// How a trace's rate and delay move between rows: "step" or "linear".
+    pub interpolate: Option<String>,
+    /// "in_order" or "reorder": whether a packet may overtake one sent
+    /// before it when the delay falls.
+    pub order: Option<String>,
+    pub outage: Option<RawOutage>,
+}
+
+/// One change of a link's schedule.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawChange {
+    pub at: Quantity,
+    pub rate: Option<Quantity>,
+    pub delay: Option<Quantity>,
+    pub loss: Option<f64>,
+    pub reverse_loss: Option<f64>,
+    pub up: Option<bool>,
+    /// The rate and delay reach the values given linearly over this long.
+    pub ramp: Option<Quantity>,
+}
+
+/// What an outage does to the packets queued at the link and on it.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutage {
+    /// "keep" or "drop".
+    pub queued: Option<String>,
+    /// "drop", "deliver" or "delay".
+    pub in_flight: Option<String>,
 }
 
 /// `[tcp]`, or an entry's `tcp` overrides of it: every key optional.

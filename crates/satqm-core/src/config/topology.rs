@@ -6,6 +6,8 @@
 //! per-flow delay (a range or a list) is accepted only on access links, and
 //! a list must give one delay per host.
 
+use std::collections::BTreeMap;
+
 use crate::error::ConfigError;
 use crate::net::DelayModel;
 use crate::queue::BufferLimit;
@@ -13,12 +15,16 @@ use crate::topology::{AccessDelay, AccessSpec, Dumbbell, Ipos, LinkSpec, Topolog
 use crate::units::{int_in, probability, quantity_bytes, quantity_rate, quantity_time};
 
 use super::raw::{RawBuffer, RawBufferTable, RawDelay, RawLink, RawTopology};
+use super::schedule;
 
 /// The topology a scenario describes.
-pub(super) fn topology(t: &RawTopology) -> Result<Topology, ConfigError> {
+pub(super) fn topology(
+    t: &RawTopology,
+    files: &BTreeMap<String, String>,
+) -> Result<Topology, ConfigError> {
     match t.kind.as_str() {
-        "dumbbell" => Ok(Topology::Dumbbell(dumbbell(t)?)),
-        "ipos" => Ok(Topology::Ipos(ipos(t)?)),
+        "dumbbell" => Ok(Topology::Dumbbell(dumbbell(t, files)?)),
+        "ipos" => Ok(Topology::Ipos(ipos(t, files)?)),
         other => Err(ConfigError::new(
             "topology.kind",
             format!("unknown topology {other:?} (known: \"dumbbell\", \"ipos\")"),
@@ -26,7 +32,7 @@ pub(super) fn topology(t: &RawTopology) -> Result<Topology, ConfigError> {
     }
 }
 
-fn dumbbell(t: &RawTopology) -> Result<Dumbbell, ConfigError> {
+fn dumbbell(t: &RawTopology, files: &BTreeMap<String, String>) -> Result<Dumbbell, ConfigError> {
     only_keys(t, &["pairs", "access", "receiver_access", "bottleneck"])?;
     let pairs = count(&t.pairs, "topology.pairs")?;
     let access = access(
@@ -43,11 +49,11 @@ fn dumbbell(t: &RawTopology) -> Result<Dumbbell, ConfigError> {
         pairs,
         access,
         receiver_access,
-        bottleneck: core_link(&t.bottleneck, "topology.bottleneck")?,
+        bottleneck: core_link(&t.bottleneck, "topology.bottleneck", files)?,
     })
 }
 
-fn ipos(t: &RawTopology) -> Result<Ipos, ConfigError> {
+fn ipos(t: &RawTopology, files: &BTreeMap<String, String>) -> Result<Ipos, ConfigError> {
     only_keys(
         t,
         &[
@@ -79,9 +85,9 @@ fn ipos(t: &RawTopology) -> Result<Ipos, ConfigError> {
         clients,
         server_links,
         client_links,
-        receive: core_link(&t.receive, "topology.receive")?,
-        downlink: core_link(&t.downlink, "topology.downlink")?,
-        uplink: core_link(&t.uplink, "topology.uplink")?,
+        receive: core_link(&t.receive, "topology.receive", files)?,
+        downlink: core_link(&t.downlink, "topology.downlink", files)?,
+        uplink: core_link(&t.uplink, "topology.uplink", files)?,
     })
 }
 
@@ -137,8 +143,30 @@ fn access(l: &RawLink, path: &str, n: u32, hosts: &str) -> Result<AccessSpec, Co
 }
 
 /// A required link that is not an access link (one delay for all flows).
-fn core_link(l: &Option<RawLink>, path: &str) -> Result<LinkSpec, ConfigError> {
-    Ok(link(required(l, path)?, path, false)?.0)
+fn core_link(
+    l: &Option<RawLink>,
+    path: &str,
+    files: &BTreeMap<String, String>,
+) -> Result<LinkSpec, ConfigError> {
+    let l = required(l, path)?;
+    let mut spec = link(l, path, false)?.0;
+    if let Some(s) = &l.schedule {
+        let start = schedule::Start {
+            rate: spec.rate,
+            delay: spec.delay.min(),
+            loss: spec.loss,
+            reverse_loss: spec.reverse_loss,
+        };
+        let spath = format!("{path}.schedule");
+        if spec.backpressure {
+            return Err(ConfigError::new(
+                spath,
+                "a link with backpressure (a PEP's transmit queue) cannot change over time yet",
+            ));
+        }
+        spec.schedule = Some(schedule::schedule(s, &spath, start, files)?);
+    }
+    Ok(spec)
 }
 
 /// One link; `per_flow_delay_ok` for access links, whose delay may differ
@@ -148,6 +176,13 @@ fn link(
     path: &str,
     per_flow_delay_ok: bool,
 ) -> Result<(LinkSpec, AccessDelay), ConfigError> {
+    if per_flow_delay_ok && l.schedule.is_some() {
+        return Err(ConfigError::new(
+            format!("{path}.schedule"),
+            "a schedule is allowed on the bottleneck and the IPoS receive, downlink \
+             and uplink links, not on access links",
+        ));
+    }
     let rate = quantity_rate(&l.rate, &format!("{path}.rate"))?;
     let (delay, access) = delay(&l.delay, &format!("{path}.delay"), per_flow_delay_ok)?;
     let loss = erasure(l.loss, &format!("{path}.loss"))?;
@@ -169,6 +204,7 @@ fn link(
             backpressure: l.backpressure.unwrap_or(false),
             buffer: buf,
             reverse_buffer,
+            schedule: None,
         },
         access,
     ))

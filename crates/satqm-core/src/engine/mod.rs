@@ -32,6 +32,12 @@ pub enum Event {
     Sample,
     /// The periodic update of an AQM (PI, REM, Adaptive RED, PIE).
     AqmTimer(AqmId),
+    /// The next piece of a link's schedule starts (`net/schedule.rs`).
+    LinkChange(LinkId),
+    /// Packets on the line of a link that plays a schedule reach the far
+    /// end: those due now, whatever an outage or a falling delay did to
+    /// the line's order since the event was scheduled.
+    ArriveOnSchedule(LinkId),
 }
 
 /// Which of an application's timers fired.

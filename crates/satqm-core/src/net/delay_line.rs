@@ -93,6 +93,22 @@ impl DelayLine {
         self.inline.is_none() && self.ring.is_empty()
     }
 
+    /// Put `item` after every packet that arrives at or before it (a
+    /// packet that overtakes others: a copy of the line, as it is rare).
+    pub fn insert_by_time(&mut self, item: OnLine) {
+        let mut all: Vec<OnLine> = std::iter::from_fn(|| self.pop_front()).collect();
+        let i = all.partition_point(|&(t, _)| t <= item.0);
+        all.insert(i, item);
+        all.into_iter().for_each(|x| self.push_back(x));
+    }
+
+    /// Every packet arrives `by` later.
+    pub fn shift_times(&mut self, by: crate::time::SimTime) {
+        let all: Vec<OnLine> = std::iter::from_fn(|| self.pop_front()).collect();
+        all.into_iter()
+            .for_each(|(t, p)| self.push_back((t + by, p)));
+    }
+
     /// The packets in arrival order.
     pub fn iter(&self) -> impl Iterator<Item = &OnLine> {
         self.inline.iter().chain(self.ring.iter())

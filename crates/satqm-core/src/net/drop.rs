@@ -19,16 +19,19 @@ pub enum DropReason {
     EarlyMark = 4,
     /// An AQM's forced signal as an ECN mark.
     ForcedMark = 5,
+    /// The link was down (a schedule's outage).
+    Outage = 6,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::Overflow,
         DropReason::Erasure,
         DropReason::EarlyDrop,
         DropReason::ForcedDrop,
         DropReason::EarlyMark,
         DropReason::ForcedMark,
+        DropReason::Outage,
     ];
 
     pub fn name(self) -> &'static str {
@@ -39,6 +42,7 @@ impl DropReason {
             DropReason::ForcedDrop => "forced_drop",
             DropReason::EarlyMark => "early_mark",
             DropReason::ForcedMark => "forced_mark",
+            DropReason::Outage => "outage",
         }
     }
 

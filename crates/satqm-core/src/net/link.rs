@@ -6,6 +6,8 @@
 use super::delay_line::DelayLine;
 use super::framing::Framing;
 use super::port::{Admitted, PlacedAqm, Port, PortSink};
+use super::schedule::{InFlight, Order, Queued, Schedule};
+use super::DropReason;
 use crate::aqm::QueueView;
 use crate::engine::Event;
 use crate::ids::{LinkId, NodeId};
@@ -104,13 +106,39 @@ struct LinkExtra {
     rng: Rng,
     /// Encapsulation and frame overhead counted at the link rate.
     framing: Framing,
+    /// How the link changes over time, if it does: the packets on its
+    /// line then arrive by `Event::ArriveOnSchedule`.
+    schedule: Option<Box<Scheduled>>,
+}
+
+/// What a link playing a schedule keeps besides the schedule.
+#[derive(Debug)]
+struct Scheduled {
+    schedule: Schedule,
+    /// The times of its pending `ArriveOnSchedule` events (at most a few:
+    /// one for the line's first packet, and any left by an outage or an
+    /// overtaking packet, which find nothing due and end).
+    armed: Vec<SimTime>,
+    /// The port's arrival index of each packet on the line, by uid, in
+    /// the order they were sent (for the drop log of an outage).
+    index: std::collections::VecDeque<(u64, u64)>,
+    /// While the link is down: the end of the serialization it stopped at
+    /// (the port's transmitter is held until the link is up again).
+    down_from: Option<SimTime>,
 }
 
 impl LinkExtra {
     fn special(&self) -> bool {
-        matches!(self.delay, DelayModel::Uniform(..)) || self.loss > 0.0 || !self.framing.is_none()
+        matches!(self.delay, DelayModel::Uniform(..))
+            || self.loss > 0.0
+            || !self.framing.is_none()
+            || self.schedule.is_some()
     }
 }
+
+/// How often a link whose rate is ramping refreshes the rate its AQMs and
+/// its sampler see (its packets' serialization follows the ramp exactly).
+pub const RAMP_REFRESH: SimTime = SimTime::from_ms(10);
 
 impl Link {
     #[allow(clippy::too_many_arguments)]
@@ -130,6 +158,7 @@ impl Link {
             last_arrival: SimTime::ZERO,
             rng,
             framing: Framing::default(),
+            schedule: None,
         });
         Link {
             line: DelayLine::default(),
@@ -151,7 +180,50 @@ impl Link {
 
     /// The longest delay a packet can get.
     pub fn max_delay(&self) -> SimTime {
-        self.extra.delay.max()
+        let jitter = self.extra.delay.max() - self.extra.delay.min();
+        match &self.extra.schedule {
+            Some(s) => s.schedule.max_delay() + jitter,
+            None => self.extra.delay.max(),
+        }
+    }
+
+    /// Play `schedule` (before any packet is sent): its first piece gives
+    /// the rate, the delay (a random delay's least one) and the erasure.
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        let p = *schedule.current();
+        self.rate = p.rate.0;
+        self.last_tx = self.rate.tx_time(0);
+        self.last_size = 0;
+        let x = &mut *self.extra;
+        x.schedule = Some(Box::new(Scheduled {
+            schedule,
+            armed: Vec::new(),
+            index: Default::default(),
+            down_from: None,
+        }));
+        self.special = true;
+    }
+
+    /// The schedule the link plays, if any.
+    pub fn schedule(&self) -> Option<&Schedule> {
+        self.extra.schedule.as_ref().map(|s| &s.schedule)
+    }
+
+    /// The link's propagation delay for a packet whose serialization ends
+    /// at `t` (the least one, with random delays).
+    pub fn delay_at(&self, t: SimTime) -> SimTime {
+        match &self.extra.schedule {
+            Some(s) => s.schedule.delay_at(t),
+            None => self.delay,
+        }
+    }
+
+    /// Whether the link is up.
+    pub fn is_up(&self) -> bool {
+        self.extra
+            .schedule
+            .as_ref()
+            .is_none_or(|s| s.down_from.is_none())
     }
 
     /// The link's rate.
@@ -228,6 +300,13 @@ impl Link {
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) {
+        if self.special && now < self.port.busy_until() && self.extra.schedule.is_some() {
+            // A wake-up from before an outage (or one that outlasted a
+            // cut-short serialization): wake again when the transmitter
+            // is free.
+            self.port.rewake(l, sink);
+            return;
+        }
         let mut pkt = Packet::BLANK;
         if let Some(index) = self.port.next_to_send(now, self.rate, aqms, sink, &mut pkt) {
             self.transmit(l, now, &pkt, index, sink);
@@ -248,7 +327,7 @@ impl Link {
         sink: &mut impl PortSink,
     ) {
         let t = if self.special {
-            match self.transmit_special(now, pkt, index, sink) {
+            match self.transmit_special(l, now, pkt, index, sink) {
                 Some(t) => t,
                 None => return,
             }
@@ -271,12 +350,13 @@ impl Link {
         }
     }
 
-    /// [`transmit`](Self::transmit) on a link with random delays, erasures
-    /// or framing: the arrival time, or `None` if the link erased the
-    /// packet.
+    /// [`transmit`](Self::transmit) on a link with random delays, erasures,
+    /// framing or a schedule: the arrival time, or `None` if the link
+    /// erased the packet or put it on its line itself (a schedule).
     #[inline(never)]
     fn transmit_special(
         &mut self,
+        l: LinkId,
         now: SimTime,
         pkt: &Packet,
         index: u64,
@@ -290,8 +370,16 @@ impl Link {
             let fresh = now > self.port.busy_until();
             x.framing.wire_bytes(pkt.size, fresh)
         };
-        let end = self.port.start_tx(now, self.rate.tx_time(wire), pkt.size);
-        let erased = x.loss > 0.0 && x.rng.chance(x.loss);
+        let tx = match &x.schedule {
+            Some(s) => s.schedule.tx_end(now, wire) - now,
+            None => self.rate.tx_time(wire),
+        };
+        let end = self.port.start_tx(now, tx, pkt.size);
+        let loss = match &x.schedule {
+            Some(s) => s.schedule.loss_at(end),
+            None => x.loss,
+        };
+        let erased = loss > 0.0 && x.rng.chance(loss);
         if self.tap_out {
             sink.transmitted(pkt, erased);
         }
@@ -299,7 +387,180 @@ impl Link {
             self.port.erased(pkt, index, sink);
             return None;
         }
+        if x.schedule.is_some() {
+            self.put_on_schedule(l, end, pkt, index, sink);
+            return None;
+        }
         Some(self.special_arrival_time(end))
+    }
+
+    /// Put `pkt`, whose serialization ends at `end`, on the line of a link
+    /// that plays a schedule: with the delay of that instant (plus the
+    /// random part of a random delay), in order or not as the schedule
+    /// says; and make sure an `ArriveOnSchedule` event comes at or before
+    /// the line's first arrival.
+    fn put_on_schedule(
+        &mut self,
+        l: LinkId,
+        end: SimTime,
+        pkt: &Packet,
+        index: u64,
+        sink: &mut impl PortSink,
+    ) {
+        let x = &mut *self.extra;
+        let s = x.schedule.as_deref_mut().expect("a scheduled link");
+        let jitter = match x.delay {
+            DelayModel::Fixed(_) => SimTime::ZERO,
+            DelayModel::Uniform(lo, hi) => SimTime(x.rng.uniform_u64(0, hi.ns() - lo.ns())),
+        };
+        let mut t = end + s.schedule.delay_at(end) + jitter;
+        s.index.push_back((pkt.uid, index));
+        match s.schedule.order {
+            Order::InOrder => {
+                t = t.max(x.last_arrival);
+                x.last_arrival = t;
+                self.line.push_back((t, *pkt));
+            }
+            Order::Reorder => {
+                if self.line.back().is_none_or(|&(b, _)| b <= t) {
+                    self.line.push_back((t, *pkt));
+                } else {
+                    self.line.insert_by_time((t, *pkt));
+                }
+            }
+        }
+        let front = self.line.front().expect("just put").0;
+        if s.armed.iter().all(|&a| a > front) {
+            s.armed.push(front);
+            sink.schedule(front, Event::ArriveOnSchedule(l));
+        }
+    }
+
+    /// An `ArriveOnSchedule` event of this link fires at `now`: it is no
+    /// longer pending.
+    pub fn disarm(&mut self, now: SimTime) {
+        if let Some(s) = self.extra.schedule.as_deref_mut() {
+            if let Some(i) = s.armed.iter().position(|&a| a == now) {
+                s.armed.swap_remove(i);
+            }
+        }
+    }
+
+    /// The first packet on the line of a scheduled link, taken, if it is
+    /// due at `now`.
+    pub fn take_due(&mut self, now: SimTime) -> Option<Packet> {
+        if self.line.front().is_none_or(|&(t, _)| t > now) {
+            return None;
+        }
+        let pkt = self.line.take_front();
+        if let Some(s) = self.extra.schedule.as_deref_mut() {
+            match s.index.iter().position(|&(uid, _)| uid == pkt.uid) {
+                Some(0) => {
+                    s.index.pop_front();
+                }
+                Some(i) => {
+                    s.index.remove(i);
+                }
+                None => {}
+            }
+        }
+        Some(pkt)
+    }
+
+    /// After the due packets of a scheduled link have left its line: the
+    /// time an `ArriveOnSchedule` event must be scheduled at for the new
+    /// first packet, if none is pending at or before it.
+    pub fn rearm(&mut self) -> Option<SimTime> {
+        let front = self.line.front()?.0;
+        let s = self.extra.schedule.as_deref_mut()?;
+        if s.armed.iter().all(|&a| a > front) {
+            s.armed.push(front);
+            return Some(front);
+        }
+        None
+    }
+
+    /// The schedule's next piece starts at `now`: apply it. Returns when
+    /// the link must be looked at again (the next piece's start, or sooner
+    /// while its rate ramps).
+    pub fn apply_change(
+        &mut self,
+        l: LinkId,
+        now: SimTime,
+        sink: &mut impl PortSink,
+    ) -> Option<SimTime> {
+        let s = self
+            .extra
+            .schedule
+            .as_deref_mut()
+            .expect("a scheduled link");
+        let was_up = s.schedule.current().up;
+        let p = *s.schedule.advance(now);
+        self.rate = s.schedule.rate_at(now);
+        let next = s.schedule.next_start();
+        let up_again = s.schedule.up_from(now);
+        match (was_up, p.up) {
+            (true, false) => self.go_down(now, up_again, sink),
+            (false, true) => self.come_up(l, now, sink),
+            _ => {}
+        }
+        if p.rate.0 != p.rate.1 {
+            return Some(next.map_or(now + RAMP_REFRESH, |n| n.min(now + RAMP_REFRESH)));
+        }
+        next
+    }
+
+    /// The link goes down at `now` until `up_again` (`None`: for the rest
+    /// of the run): the transmitter stops; the queued packets wait or are
+    /// dropped, and those on the line are dropped, delivered or delayed,
+    /// as the schedule's outage policy says.
+    fn go_down(&mut self, now: SimTime, up_again: Option<SimTime>, sink: &mut impl PortSink) {
+        let x = &mut *self.extra;
+        let s = x.schedule.as_deref_mut().expect("a scheduled link");
+        let policy = s.schedule.outage;
+        // The run ends before this.
+        let until = up_again.unwrap_or(SimTime(u64::MAX / 4));
+        let mut tx_end = self.port.busy_until();
+        let in_flight = match (policy.in_flight, up_again) {
+            (InFlight::Delay, None) => InFlight::Drop,
+            (p, _) => p,
+        };
+        match in_flight {
+            InFlight::Deliver => {}
+            InFlight::Drop => {
+                // The packet being serialized is cut off with the rest.
+                tx_end = tx_end.min(now);
+                while let Some((_, pkt)) = self.line.pop_front() {
+                    let index = s
+                        .index
+                        .iter()
+                        .position(|&(uid, _)| uid == pkt.uid)
+                        .and_then(|i| s.index.remove(i))
+                        .map_or(u64::MAX, |(_, i)| i);
+                    self.port.lost(&pkt, index, DropReason::Outage, sink);
+                }
+                x.last_arrival = now;
+            }
+            InFlight::Delay => {
+                let shift = until - now;
+                self.line.shift_times(shift);
+                x.last_arrival = x.last_arrival.max(now) + shift;
+            }
+        }
+        s.down_from = Some(tx_end);
+        self.port
+            .go_down(now, until, tx_end, policy.queued == Queued::Drop, sink);
+    }
+
+    /// The link is up again at `now`: the transmitter starts on what waits.
+    fn come_up(&mut self, l: LinkId, now: SimTime, sink: &mut impl PortSink) {
+        let s = self
+            .extra
+            .schedule
+            .as_deref_mut()
+            .expect("a scheduled link");
+        s.down_from = None;
+        self.port.come_up(l, now, sink);
     }
 }
 

@@ -14,6 +14,7 @@ pub mod held;
 pub mod link;
 pub mod port;
 pub mod routing;
+pub mod schedule;
 pub mod sojourn;
 
 pub use delay_line::DelayLine;
@@ -27,3 +28,5 @@ pub use sojourn::{DelayFigures, DelayHistogram, Sojourns};
 
 #[cfg(test)]
 mod backbone_tests;
+#[cfg(test)]
+mod schedule_tests;

@@ -149,6 +149,22 @@ struct PortCold {
     /// The queueing delays of the packets leaving the buffer, on a port
     /// the sampler records (`Port::measured`).
     sojourns: Option<Box<Sojourns>>,
+    /// While the link is down (a schedule's outage): what the port holds
+    /// back to restore.
+    down: Option<Down>,
+}
+
+/// A port whose link is down: its transmitter is held (`busy_until` is
+/// the time the link is up again) and, if the outage drops what waits,
+/// its buffer takes nothing.
+#[derive(Debug, Clone, Copy)]
+struct Down {
+    /// The buffer's limit, restored when the link is up.
+    limit: BufferLimit,
+    /// Where the last serialization really ended.
+    tx_end: SimTime,
+    /// Arrivals are dropped (else they wait).
+    drops: bool,
 }
 
 /// One sampling interval of a port, read by the sampler.
@@ -390,7 +406,75 @@ impl Port {
 
     /// Count a drop or a mark here and report it.
     fn count(&mut self, pkt: &Packet, index: u64, reason: DropReason, sink: &mut impl PortSink) {
+        // A link that is down and drops what reaches it takes no packet.
+        let reason = match (reason, self.cold.down) {
+            (DropReason::Overflow, Some(d)) if d.drops => DropReason::Outage,
+            _ => reason,
+        };
         count_in(&mut self.cold, pkt, index, reason, sink);
+    }
+
+    /// A packet this port sent was lost on the link for `reason` (an
+    /// outage).
+    pub fn lost(&mut self, pkt: &Packet, index: u64, reason: DropReason, sink: &mut impl PortSink) {
+        count_in(&mut self.cold, pkt, index, reason, sink);
+    }
+
+    /// The link goes down at `now` until `until`; its last serialization
+    /// ends at `tx_end` (sooner than planned if the outage cuts it off).
+    /// The transmitter sends nothing before `until`; if `drop_queued`,
+    /// what waits is dropped now and so is every arrival until then (the
+    /// buffer's limit is zero meanwhile). A `TxDone` that fires before
+    /// `until` finds the transmitter held and waits
+    /// ([`rewake`](Self::rewake)).
+    pub fn go_down(
+        &mut self,
+        now: SimTime,
+        until: SimTime,
+        tx_end: SimTime,
+        drop_queued: bool,
+        sink: &mut impl PortSink,
+    ) {
+        self.cold.down = Some(Down {
+            limit: self.limit,
+            tx_end,
+            drops: drop_queued,
+        });
+        if drop_queued {
+            self.limit = BufferLimit::Packets(0);
+            while !self.queue.is_empty() {
+                let q = self.queue.take(now);
+                self.bytes -= q.pkt.size as u64;
+                count_in(&mut self.cold, &q.pkt, q.index, DropReason::Outage, sink);
+            }
+        }
+        self.busy_until = until.max(tx_end);
+    }
+
+    /// The link is up again at `now`: the buffer takes packets again, and
+    /// the transmitter starts on what waits.
+    pub fn come_up(&mut self, l: LinkId, now: SimTime, sink: &mut impl PortSink) {
+        let Some(d) = self.cold.down.take() else {
+            return;
+        };
+        self.limit = d.limit;
+        if self.busy_until <= now {
+            // Nothing started at `now` before this.
+            self.busy_until = d.tx_end.min(now);
+        }
+        if !self.txdone_pending && !self.queue.is_empty() {
+            self.wake(l, self.busy_until.max(now), sink);
+        }
+    }
+
+    /// The pending `TxDone` fired while the transmitter is held or busy
+    /// (a link that plays a schedule): wake again when it is free, if
+    /// packets wait.
+    pub fn rewake(&mut self, l: LinkId, sink: &mut impl PortSink) {
+        self.txdone_pending = false;
+        if !self.queue.is_empty() {
+            self.wake(l, self.busy_until, sink);
+        }
     }
 
     /// Carry out `verdict`; false if the packet was dropped.
@@ -512,6 +596,10 @@ impl Port {
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) -> Admitted {
+        if self.cold.down.is_some_and(|d| d.drops) {
+            count_in(&mut self.cold, pkt, index, DropReason::Outage, sink);
+            return Admitted::Done;
+        }
         let idle = self.idle(now);
         self.bytes += pkt.size as u64;
         let q = Queued {
@@ -843,7 +931,10 @@ impl Port {
     /// next one. Serialization running past `now` belongs to the next.
     pub fn take_sample(&mut self, now: SimTime) -> PortSample {
         let (c, k) = (&mut self.counters, &mut *self.cold);
-        let carry = self.busy_until.saturating_sub(now).ns().min(c.busy_ns);
+        // Serialization running past `now` (not the hold of a link that is
+        // down: its `busy_until` is the link's return).
+        let tx_end = k.down.map_or(self.busy_until, |d| d.tx_end);
+        let carry = tx_end.saturating_sub(now).ns().min(c.busy_ns);
         let s = PortSample {
             busy_ns: c.busy_ns - carry,
             tx_bytes: c.tx_bytes_total - k.tx_bytes_at_sample,

@@ -171,6 +171,24 @@ columns! {
 }
 
 columns! {
+    /// The state of each link that plays a schedule (`topology.*.schedule`):
+    /// a row at the start, at every change of its schedule, and at every
+    /// sample time. Empty when no link changes over time.
+    pub struct LinkState {
+        pub time_ns: Vec<u64>,
+        pub link: Vec<u32>,
+        /// The rate in force, bit/s.
+        pub rate_bps: Vec<u64>,
+        /// The propagation delay a packet whose serialization ends now
+        /// gets, ns (the least one, with random delays).
+        pub delay_ns: Vec<u64>,
+        /// The erasure probability of this direction.
+        pub loss: Vec<f64>,
+        pub up: Vec<bool>,
+    }
+}
+
+columns! {
     /// Each monitored link's queueing delays after the warm-up, as the
     /// histogram it keeps (`net/sojourn.rs`): one row per non-empty bucket,
     /// by link (in the time series' order), shortest first.

@@ -371,7 +371,15 @@ impl Shape {
 
     /// Packets a link's buffers (both ways) and delay lines hold.
     fn link_packets(&self, l: &LinkSpec, delay_s: f64) -> f64 {
-        let line = l.rate.bps() as f64 * delay_s / (8.0 * self.packet);
+        // A schedule may raise the rate and lengthen the delay.
+        let (rate, delay_s) = match &l.schedule {
+            Some(s) => (
+                s.max_rate().bps().max(l.rate.bps()),
+                delay_s + s.max_delay().secs_f64(),
+            ),
+            None => (l.rate.bps(), delay_s),
+        };
+        let line = rate as f64 * delay_s / (8.0 * self.packet);
         self.limit_packets(l.buffer) + self.limit_packets(l.reverse_buffer) + 2.0 * (line + 1.0)
     }
 

@@ -14,7 +14,9 @@ use crate::error::{ConfigError, Result};
 use crate::gateway::{self, Pep, Relay};
 use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
 use crate::net::{Framing, Held, PlacedAqm, Routes};
-use crate::probe::{CongestionLog, CwndTrace, DropLog, SeqTracer, TimeSeries, TrafficTrace};
+use crate::probe::{
+    CongestionLog, CwndTrace, DropLog, LinkState, SeqTracer, TimeSeries, TrafficTrace,
+};
 use crate::queue::{Buffer, DualPi2, FqCodel, FqCodelParams, ParallelQueues};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
@@ -91,6 +93,8 @@ impl Simulation {
             trace_cwnd: scenario.trace_cwnd.iter().map(|&f| FlowId(f)).collect(),
             end_to_end: Vec::new(),
             traffic: TrafficTrace::default(),
+            link_state: LinkState::default(),
+            scheduled: Vec::new(),
             entry_bytes: if scenario.trace_traffic {
                 vec![0; scenario.traffic.len()]
             } else {
@@ -142,6 +146,7 @@ impl Simulation {
         if sim.sample_interval <= sim.end {
             sim.queue.schedule(sim.sample_interval, Event::Sample);
         }
+        sim.start_schedules();
         Ok(sim)
     }
 

@@ -5,6 +5,7 @@
 
 use super::{Endpoints, Simulation};
 use crate::engine::Event;
+use crate::ids::LinkId;
 use crate::queue::VqProbe;
 use crate::transport::tcp::cc::CcTrace;
 
@@ -55,6 +56,9 @@ impl Simulation {
                 .push(col(&|v| v.arrived_bytes[1] as f64));
             ts.aqm_vq1_delay_s.push(col(&|v| v.delay_mean_s[0]));
             ts.aqm_vq2_delay_s.push(col(&|v| v.delay_mean_s[1]));
+        }
+        for i in 0..self.scheduled.len() {
+            self.record_link_state(self.scheduled[i]);
         }
         self.trace_windows();
         self.trace_traffic();
@@ -136,5 +140,40 @@ impl Simulation {
             t.bw_estimate_bps.push(cc.bw * 8.0);
             t.min_rtt_s.push(cc.min_rtt);
         }
+    }
+
+    /// The links that play a schedule: their state at the start, and their
+    /// first change.
+    pub(super) fn start_schedules(&mut self) {
+        self.scheduled = (0..self.links.len())
+            .filter(|&i| self.links[i].schedule().is_some())
+            .map(|i| LinkId(i as u32))
+            .collect();
+        for i in 0..self.scheduled.len() {
+            let l = self.scheduled[i];
+            self.record_link_state(l);
+            if let Some(t) = self.links[l.idx()].schedule().and_then(|s| s.next_start()) {
+                if t <= self.end {
+                    self.queue.schedule(t, Event::LinkChange(l));
+                }
+            }
+        }
+    }
+
+    /// A row of the link-state table for link `l` (one that plays a
+    /// schedule), now.
+    pub(super) fn record_link_state(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &self.links[l.idx()];
+        let Some(s) = link.schedule() else {
+            return;
+        };
+        let t = &mut self.link_state;
+        t.time_ns.push(now.ns());
+        t.link.push(l.0);
+        t.rate_bps.push(s.rate_at(now).bps());
+        t.delay_ns.push(s.delay_at(now).ns());
+        t.loss.push(s.loss_at(now));
+        t.up.push(link.is_up());
     }
 }

@@ -37,7 +37,7 @@ use crate::hint;
 use crate::ids::{AppId, FlowId, FlowKind, LinkId, NodeId, RelayId};
 use crate::net::{Link, PlacedAqm, Routes};
 use crate::packet::Packet;
-use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries, TrafficTrace};
+use crate::probe::{CongestionLog, CwndTrace, DropLog, LinkState, TimeSeries, TrafficTrace};
 use crate::time::SimTime;
 use crate::traffic::App;
 use crate::transport::atsp::{AtspReceiver, AtspSender};
@@ -192,6 +192,10 @@ pub struct Simulation {
     /// Each traffic entry's delivered bytes over time, if the scenario asks
     /// (`simulation.trace_traffic`).
     pub traffic: TrafficTrace,
+    /// The state of the links that play a schedule, over time.
+    pub link_state: LinkState,
+    /// Those links.
+    scheduled: Vec<LinkId>,
     /// The running sums of the traffic trace, one per entry (empty when it
     /// is off).
     entry_bytes: Vec<u64>,
@@ -419,6 +423,8 @@ impl Simulation {
             Event::AckTimer(f) => return self.ack_timer(f),
             Event::App(a, timer) => return self.app_event(a, timer),
             Event::Sample => self.sample(),
+            Event::LinkChange(l) => self.link_change(l),
+            Event::ArriveOnSchedule(l) => return self.arrive_on_schedule(l),
             Event::AqmTimer(a) => {
                 let now = self.now;
                 let slot = &mut self.aqms[a.idx()];

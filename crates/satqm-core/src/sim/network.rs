@@ -250,4 +250,47 @@ impl Simulation {
             self.forward(to, &mut pkt, None)
         }
     }
+
+    /// The packets due on link `l`'s line (one that plays a schedule)
+    /// reach the far end, and the next one is waited for.
+    pub(super) fn arrive_on_schedule(&mut self, l: LinkId) -> Result<()> {
+        let now = self.now;
+        self.links[l.idx()].disarm(now);
+        loop {
+            let link = &mut self.links[l.idx()];
+            let Some(mut pkt) = link.take_due(now) else {
+                break;
+            };
+            let to = link.to;
+            if pkt.dst == to {
+                self.deliver(pkt)?;
+            } else {
+                self.forward(to, &mut pkt, None)?;
+            }
+        }
+        if let Some(t) = self.links[l.idx()].rearm() {
+            self.queue.schedule_network(t, Event::ArriveOnSchedule(l));
+        }
+        Ok(())
+    }
+
+    /// The next piece of link `l`'s schedule starts now.
+    pub(super) fn link_change(&mut self, l: LinkId) {
+        let now = self.now;
+        let end = self.end;
+        let (link, aqms, mut sink) = self.port_parts(l);
+        let before = link.rate();
+        if let Some(next) = link.apply_change(l, now, &mut sink) {
+            if next <= end {
+                sink.schedule(next, Event::LinkChange(l));
+            }
+        }
+        let rate = link.rate();
+        if rate != before {
+            for a in aqms.iter_mut().filter(|a| a.monitor == l) {
+                a.aqm.set_link_rate(rate.bps());
+            }
+        }
+        self.record_link_state(l);
+    }
 }

@@ -8,6 +8,7 @@ pub mod spec;
 pub use spec::{AccessDelay, AccessSpec, Dumbbell, Ipos, LinkSpec, Topology};
 
 use crate::ids::NodeId;
+use crate::net::schedule::Schedule;
 use crate::net::{Link, Port};
 use crate::queue::BufferLimit;
 use crate::rng::Rng;
@@ -46,7 +47,7 @@ impl Built {
             (a, b),
             spec,
             spec.buffer,
-            spec.loss,
+            (spec.loss, false),
             seed,
             monitored,
         );
@@ -56,7 +57,7 @@ impl Built {
             (b, a),
             spec,
             spec.reverse_buffer,
-            spec.reverse_loss,
+            (spec.reverse_loss, true),
             seed,
             monitored,
         );
@@ -77,7 +78,7 @@ impl Built {
             (a, b),
             spec,
             spec.buffer,
-            spec.loss,
+            (spec.loss, false),
             seed,
             monitored,
         );
@@ -90,13 +91,13 @@ impl Built {
         (from, to): (NodeId, NodeId),
         spec: &LinkSpec,
         buffer: BufferLimit,
-        loss: f64,
+        (loss, reverse): (f64, bool),
         seed: u64,
         monitored: bool,
     ) {
         let index = self.links.len() as u64;
         let port = Port::new(buffer, spec.backpressure);
-        self.links.push(Link::new(
+        let mut link = Link::new(
             name,
             (from, to),
             spec.rate,
@@ -105,6 +106,10 @@ impl Built {
             port,
             Rng::stream(seed, "link", index),
             monitored,
-        ));
+        );
+        if let Some(s) = &spec.schedule {
+            link.set_schedule(Schedule::new(s, reverse));
+        }
+        self.links.push(link);
     }
 }

@@ -3,6 +3,7 @@
 //! (dumbbell or IP over satellite). The builders in this folder turn these
 //! into nodes and links; `config/topology.rs` builds them from a file.
 
+use crate::net::schedule::ScheduleSpec;
 use crate::net::DelayModel;
 use crate::queue::BufferLimit;
 use crate::time::{Rate, SimTime};
@@ -19,6 +20,9 @@ pub struct LinkSpec {
     pub backpressure: bool,
     pub buffer: BufferLimit,
     pub reverse_buffer: BufferLimit,
+    /// How the rate, delay, erasure and state change over time (both
+    /// directions; each direction its own erasure).
+    pub schedule: Option<ScheduleSpec>,
 }
 
 /// Access-link delays per pair.

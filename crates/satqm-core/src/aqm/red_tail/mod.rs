@@ -99,6 +99,13 @@ impl RedTail {
         }
     }
 
+    /// Its Adaptive RED's automatic `w_q` follows the link's rate (the
+    /// two virtual queues keep the rates they were split at; `w_p` keeps
+    /// its value).
+    pub fn set_link_rate(&mut self, rate_bps: u64) {
+        self.ared.set_link_rate(rate_bps);
+    }
+
     pub fn interval(&self) -> SimTime {
         self.ared.interval()
     }
