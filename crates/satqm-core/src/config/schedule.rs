@@ -428,10 +428,12 @@ fn from_trace(
                     cur.loss.1 = erasure_cell(v).map_err(|m| bad(n, format!("reverse_loss {m}")))?
                 }
                 Col::Up => {
-                    cur.up = match v {
-                        x if x == 1.0 => true,
-                        x if x == 0.0 => false,
-                        _ => return Err(bad(n, format!("up must be 1 or 0, got {cell}"))),
+                    cur.up = if v == 1.0 {
+                        true
+                    } else if v == 0.0 {
+                        false
+                    } else {
+                        return Err(bad(n, format!("up must be 1 or 0, got {cell}")));
                     }
                 }
             }
@@ -511,7 +513,7 @@ mod tests {
         };
         match Scenario::from_toml_overrides(text, &o) {
             Ok(s) => match s.topology {
-                Topology::Dumbbell(d) => Ok(d.bottleneck.schedule.expect("a schedule")),
+                Topology::Dumbbell(d) => Ok(*d.bottleneck.schedule.expect("a schedule")),
                 _ => unreachable!(),
             },
             Err(Error::Config(e)) => Err(e.to_string()),

@@ -164,7 +164,7 @@ fn core_link(
                 "a link with backpressure (a PEP's transmit queue) cannot change over time yet",
             ));
         }
-        spec.schedule = Some(schedule::schedule(s, &spath, start, files)?);
+        spec.schedule = Some(Box::new(schedule::schedule(s, &spath, start, files)?));
     }
     Ok(spec)
 }

@@ -22,7 +22,7 @@ pub struct LinkSpec {
     pub reverse_buffer: BufferLimit,
     /// How the rate, delay, erasure and state change over time (both
     /// directions; each direction its own erasure).
-    pub schedule: Option<ScheduleSpec>,
+    pub schedule: Option<Box<ScheduleSpec>>,
 }
 
 /// Access-link delays per pair.
