@@ -155,4 +155,8 @@ def base_scenario(base: BaseLike) -> tuple[Scenario | None, dict[str, Any]]:
         sim["max_memory"] = sc.overrides["max_memory"]
     if "capture" in sc.overrides:
         sim["capture"] = list(sc.overrides["capture"])
+    if sc.files:
+        # The files it names (a link schedule's trace) travel in the text
+        # of every run's scenario.
+        data["files"] = {**data.get("files", {}), **sc.files}
     return sc, data

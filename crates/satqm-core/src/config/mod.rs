@@ -141,13 +141,13 @@ impl Scenario {
         if let Some(c) = &o.capture_side {
             raw.simulation.capture_side = Some(c.clone());
         }
-        raw.files = o.files.clone();
+        raw.read_files = o.files.clone();
         Ok(Scenario::from_raw(&raw)?)
     }
 
-    /// The files a scenario text names (link schedules' traces), as it
-    /// names them, for the caller to read and hand over in
-    /// [`Overrides::files`].
+    /// The files a scenario text names (link schedules' traces) and does
+    /// not carry in its `[files]` table, as it names them, for the caller
+    /// to read and hand over in [`Overrides::files`].
     pub fn files_named(text: &str) -> Result<Vec<String>, Error> {
         let raw = RawScenario::from_toml(text)?;
         let t = &raw.topology;
@@ -165,6 +165,7 @@ impl Scenario {
             .into_iter()
             .flatten()
             .filter_map(|l| l.schedule.as_ref()?.trace.clone())
+            .filter(|name| !raw.files.contains_key(name))
             .collect();
         names.dedup();
         Ok(names)
@@ -174,7 +175,9 @@ impl Scenario {
     /// a fixed order (the first broken rule is the one reported).
     pub fn from_raw(raw: &RawScenario) -> Result<Scenario, ConfigError> {
         let run = simulation::run(&raw.simulation)?;
-        let topology = topology::topology(&raw.topology, &raw.files)?;
+        let mut files = raw.files.clone();
+        files.extend(raw.read_files.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let topology = topology::topology(&raw.topology, &files)?;
         let tcp_default = RawTcp::default();
         let tcp_base = raw.tcp.as_ref().unwrap_or(&tcp_default);
         // Check the defaults on their own so that errors point at [tcp].

@@ -33,11 +33,14 @@ pub struct RawScenario {
     pub pep: Option<Vec<RawPep>>,
     #[serde(default, deserialize_with = "table::opt")]
     pub emulation: Option<RawEmulation>,
-    /// The text of the files the scenario names (a link schedule's
-    /// `trace`), by the name it gives them: the caller reads them (the
-    /// core does no file input of its own).
-    #[serde(skip)]
+    /// `[files]`: the text of files the scenario names (a link
+    /// schedule's `trace`), carried in the scenario itself, by name.
+    #[serde(default)]
     pub files: BTreeMap<String, String>,
+    /// The text of the files the caller read for it (the core does no
+    /// file input of its own), by name; these take precedence.
+    #[serde(skip)]
+    pub read_files: BTreeMap<String, String>,
 }
 
 /// `[emulation]`: the real hosts of an emulation and their subnet.

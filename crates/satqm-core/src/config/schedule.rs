@@ -91,7 +91,8 @@ pub(super) fn schedule(
                     &tpath,
                     format!(
                         "file {name:?} was not read: load the scenario from its file \
-                         (satqm.load), which reads the files it names"
+                         (satqm.load), which reads the files it names, or give its \
+                         text in the scenario's [files] table"
                     ),
                 )
             })?;
@@ -625,6 +626,19 @@ outage = { queued = "lose" }"#,
             s.pieces[2].delay,
             (SimTime::from_ms(50), SimTime::from_ms(50))
         );
+    }
+
+    /// A scenario may carry a trace in its `[files]` table; a file the
+    /// caller read takes precedence.
+    #[test]
+    fn a_trace_can_travel_in_the_scenario() {
+        let text = with_schedule("trace = \"sat.csv\"")
+            + "[files]\n\"sat.csv\" = \"time,rate\\n0,1e6\\n\"\n";
+        assert_eq!(Scenario::files_named(&text).unwrap(), Vec::<String>::new());
+        let s = spec_of(&text, &[]).unwrap();
+        assert_eq!(s.pieces[0].rate.0, Rate(1_000_000));
+        let s = spec_of(&text, &[("sat.csv", "time,rate\n0,2e6\n")]).unwrap();
+        assert_eq!(s.pieces[0].rate.0, Rate(2_000_000));
     }
 
     #[test]

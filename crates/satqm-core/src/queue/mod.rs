@@ -247,7 +247,7 @@ impl Buffer {
     /// The next packet to serialize at `now`, taken out of the buffer
     /// (which is not empty): a plain `Queued`, not in an `Option` (see
     /// [`Ring::take_front`]).
-    #[inline]
+    #[inline(always)]
     pub fn take(&mut self, now: SimTime) -> Queued {
         debug_assert!(self.len > 0, "take from an empty buffer");
         self.len -= 1;

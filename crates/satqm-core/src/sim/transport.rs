@@ -131,6 +131,10 @@ impl Simulation {
     }
 
     /// `pkt` has reached its destination host: hand it to its endpoint.
+    /// (Always inlined: the arrivals of a link that plays a schedule call
+    /// it too, out of line, and the fixed links' arrival must keep it
+    /// inline.)
+    #[inline(always)]
     pub(super) fn deliver(&mut self, pkt: Packet) -> Result<()> {
         let now = self.now;
         self.delivered_packets += 1;
