@@ -405,7 +405,7 @@ _PLOT_ONLY = (
     ("way", "--way", "seq"),
     ("start", "--from", "seq"),
     ("end", "--until", "seq"),
-    ("link", "--link", "link", "delay"),
+    ("link", "--link", "link", "delay", "links"),
 )
 
 
@@ -452,6 +452,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise CliError(f"{run}: {e}") from None
         default = run / "cwnd.png"
+    elif args.what == "links":
+        link = res.bottleneck if args.link is None else args.link
+        try:
+            fig = res.plot_links(link)
+        except KeyError as e:
+            raise CliError(f"--link {link}: {e.args[0]}") from None
+        default = run / f"links-{link}.png"
     elif args.what == "delay":
         link = res.bottleneck if args.link is None else args.link
         try:
@@ -683,9 +690,12 @@ def build_parser() -> argparse.ArgumentParser:
         "or emulation.trace_seq for a real connection); "
         "cwnd, the congestion windows of the flows in simulation.trace_cwnd; "
         "link, a link's utilization, queue and queueing delay; "
-        "delay, the distribution of a link's queueing delay and the delay over time.",
+        "delay, the distribution of a link's queueing delay and the delay over time; "
+        "links, the rate, delay and outages of a link that plays a schedule.",
     )
-    p.add_argument("what", choices=["seq", "cwnd", "link", "delay"], help="which figure")
+    p.add_argument(
+        "what", choices=["seq", "cwnd", "link", "delay", "links"], help="which figure"
+    )
     p.add_argument("run_dir", metavar="RUN_DIR", help="results folder")
     p.add_argument("--flow", type=int, metavar="N", help="the connection (for seq)")
     p.add_argument(
@@ -697,7 +707,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(for seq; default: the one that sent more)",
     )
     p.add_argument(
-        "--link", metavar="NAME", help="the link (for link and delay; default: the bottleneck)"
+        "--link",
+        metavar="NAME",
+        help="the link (for link, delay and links; default: the bottleneck)",
     )
     p.add_argument(
         "--from", dest="start", type=_seconds, metavar="S", help="zoom: from S seconds (for seq)"
@@ -709,7 +721,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         metavar="FILE",
         help="PNG file (default: in RUN_DIR, seq-flowN.png, seq-flowN-FROM-UNTILs.png when "
-        "zoomed, cwnd.png, plot-LINK.png, delay-LINK.png)",
+        "zoomed, cwnd.png, plot-LINK.png, delay-LINK.png, links-LINK.png)",
     )
     p.set_defaults(func=cmd_plot)
 

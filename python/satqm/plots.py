@@ -19,6 +19,7 @@ __all__ = [
     "plot_cwnd",
     "plot_delay",
     "plot_link",
+    "plot_link_state",
     "plot_seq",
     "save_figure",
     "seq_graph_data",
@@ -83,6 +84,62 @@ def plot_link(results: Results, link: str | None = None) -> Figure:
             f", mean queue {measured['queue_packets'].mean():.1f} packets"
         )
     fig.suptitle(title, fontsize="medium")
+    return fig
+
+
+def plot_link_state(results: Results, link: str | None = None) -> Figure:
+    """A link that plays a schedule (default: the bottleneck) against time:
+    its rate in force and the throughput it carried (Mbit/s), its
+    propagation delay (ms), with the times it was down shaded.
+
+    Raises ``KeyError`` if the link does not change over time.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    name = results.bottleneck if link is None else link
+    st = results.link_state
+    st = st[st["link"] == name].sort_values("time_s", kind="stable")
+    if not len(st):
+        changing = sorted(set(results.link_state["link"].astype(str)))
+        raise KeyError(
+            f"link {name!r} does not change over time"
+            + (f" (links that do: {', '.join(changing)})" if changing else " (no link does)")
+        )
+    t = st["time_s"].to_numpy()
+    fig = Figure(figsize=(8, 5), constrained_layout=True)
+    FigureCanvasAgg(fig)
+    ax_r, ax_d = fig.subplots(2, 1, sharex=True)
+    ax_r.step(t, st["rate_bps"].to_numpy() / 1e6, where="post", lw=1.0, color="C0", label="rate")
+    if name in set(results.timeseries["link"].astype(str)):
+        data = results.link(name)
+        ax_r.plot(
+            data.index.to_numpy(),
+            data["throughput_bps"].to_numpy() / 1e6,
+            lw=0.8,
+            color="C1",
+            label="throughput",
+        )
+    ax_r.set_ylabel("Mbit/s")
+    ax_r.set_ylim(bottom=0)
+    ax_r.legend(loc="lower right", fontsize="small")
+    ax_r.grid(True, alpha=0.3)
+    ax_d.step(t, 1e3 * st["delay_s"].to_numpy(), where="post", lw=1.0, color="C2")
+    ax_d.set_ylabel("propagation delay (ms)")
+    ax_d.set_xlabel("time (s)")
+    ax_d.grid(True, alpha=0.3)
+    up = st["up"].to_numpy()
+    end = max(float(t[-1]), results.duration)
+    for i in range(len(t)):
+        if not up[i]:
+            stop = float(t[i + 1]) if i + 1 < len(t) else end
+            for ax in (ax_r, ax_d):
+                ax.axvspan(float(t[i]), stop, color="0.85", zorder=0, lw=0)
+    ax_d.set_xlim(0, end)
+    fig.suptitle(
+        f"{results.scenario.name}: {name} (seed {results.seed}); shaded: down",
+        fontsize="medium",
+    )
     return fig
 
 

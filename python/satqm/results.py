@@ -737,6 +737,14 @@ class Results:
         out["traffic"] = out["traffic"].astype("int64")
         return out.sort_values(["time_s", "traffic"], kind="stable", ignore_index=True)
 
+    def plot_links(self, link: str | None = None) -> Figure:
+        """The schedule of a link that changes over time (default: the
+        bottleneck): its rate and the throughput it carried, its delay, and
+        its outages. See :func:`satqm.plots.plot_link_state`."""
+        from satqm.plots import plot_link_state
+
+        return plot_link_state(self, link)
+
     def plot_cwnd(self) -> Figure:
         """Congestion window and slow-start threshold over time of the
         flows ``simulation.trace_cwnd`` names."""

@@ -207,7 +207,7 @@ class Scenario:
         except ConfigError as e:
             key = getattr(e, "path", "")
             for name, why in unread.items():
-                if key.endswith(".trace") and repr(name) in str(e):
+                if key.endswith(".trace") and f"\"{name}\"" in str(e):
                     raise config_error(key, f"file {name!r}: {why}") from None
             # A shorter run than the file's warm-up: blame the duration given.
             path = getattr(e, "path", "")

@@ -1,0 +1,177 @@
+"""Links that change over time (``topology.LINK.schedule``): what a run does
+with rate steps, outages and trace files, and how the files a scenario
+names travel with it (loading, saving, sweeps).
+
+The exact arithmetic (serialization across a step, a delay ramp's times,
+each outage policy packet by packet) is tested in the core
+(``net/schedule_tests.rs``); these tests run whole scenarios."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import satqm
+
+BASE = """\
+name = "sched"
+[simulation]
+duration = "{duration}"
+seed = 3
+[topology]
+kind = "dumbbell"
+pairs = 4
+[topology.access]
+rate = "100 Mbps"
+delay = "1 ms"
+[topology.bottleneck]
+rate = "10 Mbps"
+delay = "20 ms"
+buffer = 100
+[topology.bottleneck.schedule]
+{schedule}
+[[traffic]]
+kind = "bulk"
+"""
+
+
+def scenario(schedule: str, duration: str = "30 s", **files: str) -> satqm.Scenario:
+    text = BASE.format(schedule=schedule, duration=duration)
+    return satqm.Scenario.from_toml(text, files=files or None)
+
+
+def bottleneck(res: satqm.Results) -> pd.DataFrame:
+    return res.link("bottleneck")
+
+
+def test_a_rate_step_changes_what_the_link_carries_at_its_time():
+    res = satqm.run(scenario('changes = [{ at = "15 s", rate = "5 Mbps" }]'))
+    ts = bottleneck(res)
+    before = ts.loc[(ts.index > 5) & (ts.index <= 15), "throughput_bps"]
+    after = ts.loc[ts.index > 16, "throughput_bps"]
+    # Saturated by four bulk flows: one 1,500-byte packet per 0.1 s
+    # interval is 0.12 Mbit/s of sampling granularity.
+    assert before.min() > 10e6 - 0.13e6 and before.max() < 10e6 + 0.13e6
+    assert after.min() > 5e6 - 0.13e6 and after.max() < 5e6 + 0.13e6
+    state = res.link_state[res.link_state["link"] == "bottleneck"]
+    at = state[state["time_s"] == 15.0]
+    assert list(at["rate_bps"]) == [5_000_000, 5_000_000]  # the change, the sample
+    assert (state.loc[state["time_s"] < 15, "rate_bps"] == 10_000_000).all()
+    # Both directions change; the reverse link's rows say so too.
+    rev = res.link_state[res.link_state["link"] == "bottleneck.reverse"]
+    assert rev.loc[rev["time_s"] > 15, "rate_bps"].eq(5_000_000).all()
+
+
+def test_an_outage_loses_what_is_in_flight_and_sends_nothing():
+    res = satqm.run(
+        scenario('changes = [{ at = "10 s", up = false }, { at = "12 s", up = true }]', "20 s")
+    )
+    drops = res.drops[res.drops["reason"] == "outage"]
+    # The default policy: the queue waits, what is on the link is lost,
+    # at the moment the link goes down (both directions).
+    assert len(drops) > 0
+    assert set(drops["time_s"]) == {10.0}
+    ts = bottleneck(res)
+    assert (ts.loc[(ts.index > 10.05) & (ts.index < 12), "throughput_bps"] == 0).all()
+    assert ts.loc[(ts.index > 10.05) & (ts.index <= 12), "queue_packets"].max() > 0
+    assert ts.loc[ts.index > 14, "throughput_bps"].mean() > 9e6
+    state = res.link_state[res.link_state["link"] == "bottleneck"]
+    down = state[~state["up"]]
+    assert down["time_s"].min() == 10.0 and down["time_s"].max() < 12.0
+
+
+def test_an_outage_can_drop_the_queue_and_what_arrives():
+    res = satqm.run(
+        scenario(
+            'changes = [{ at = "10 s", up = false }, { at = "12 s", up = true }]\n'
+            'outage = { queued = "drop", in_flight = "deliver" }',
+            "20 s",
+        )
+    )
+    drops = res.drops[(res.drops["reason"] == "outage") & (res.drops["link"] == "bottleneck")]
+    assert (drops["time_s"] == 10.0).sum() > 0  # the queue, at once
+    later = drops[drops["time_s"] > 10.0]
+    assert len(later) > 0 and later["time_s"].max() < 12.0  # arrivals while down
+    ts = bottleneck(res)
+    assert ts.loc[(ts.index > 10.05) & (ts.index <= 12), "queue_packets"].max() == 0
+
+
+def test_a_trace_file_round_trips(tmp_path):
+    rng = np.random.default_rng(5)
+    times = np.arange(0.0, 20.0, 2.5)
+    trace = pd.DataFrame(
+        {
+            "time": times,
+            "rate": rng.integers(2, 20, len(times)) * 1e6,
+            "delay": rng.integers(10, 60, len(times)) / 1e3,
+        }
+    )
+    (tmp_path / "sat.csv").write_text("# a test trace\n" + trace.to_csv(index=False))
+    text = BASE.format(schedule='trace = "sat.csv"', duration="20 s")
+    (tmp_path / "s.toml").write_text(text)
+    res = satqm.run(satqm.load(tmp_path / "s.toml"))
+    st = res.link_state[res.link_state["link"] == "bottleneck"]
+    for row in trace.itertuples():
+        at = st[st["time_s"] == row.time].iloc[0]
+        assert at["rate_bps"] == round(row.rate)
+        assert at["delay_s"] == pytest.approx(row.delay, abs=1e-9)
+    # Saved and loaded, the run carries its trace and runs again alike.
+    res.save(tmp_path / "out", plot=False)
+    back = satqm.Results.load(tmp_path / "out")
+    assert back.scenario.files == {"sat.csv": (tmp_path / "sat.csv").read_text()}
+    pd.testing.assert_frame_equal(back.link_state, res.link_state)
+    again = satqm.run(back.scenario).summary()
+    for k, v in res.summary().items():
+        assert again[k] == v or (np.isnan(v) and np.isnan(again[k])), k
+
+
+def test_a_linear_trace_ramps_the_delay(tmp_path):
+    csv = "time,delay\n0,0.020\n10,0.040\n"
+    res = satqm.run(scenario('trace = "s.csv"\ninterpolate = "linear"', "10 s", **{"s.csv": csv}))
+    st = res.link_state[res.link_state["link"] == "bottleneck"]
+    mid = st[st["time_s"] == 5.0].iloc[0]
+    assert mid["delay_s"] == pytest.approx(0.030, abs=1e-9)
+
+
+def test_a_missing_trace_is_refused_naming_the_key(tmp_path):
+    text = BASE.format(schedule='trace = "nowhere.csv"', duration="5 s")
+    (tmp_path / "s.toml").write_text(text)
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.load(tmp_path / "s.toml")
+    assert e.value.path == "topology.bottleneck.schedule.trace"
+    assert "nowhere.csv" in str(e.value) and "cannot read" in str(e.value)
+
+
+def test_bad_schedules_are_refused_naming_the_key():
+    with pytest.raises(satqm.ConfigError) as e:
+        scenario('changes = [{ at = "5 s", rate = "0 Mbps" }]')
+    assert e.value.path == "topology.bottleneck.schedule.changes[0].rate"
+    with pytest.raises(satqm.ConfigError) as e:
+        scenario('trace = "t.csv"', **{"t.csv": "time,rate\n3,1e6\n1,1e6\n"})
+    assert e.value.path == "topology.bottleneck.schedule.trace"
+    assert "t.csv line 3" in str(e.value)
+
+
+def test_avq_follows_the_link_rate():
+    text = (
+        BASE.format(schedule='changes = [{ at = "10 s", rate = "4 Mbps" }]', duration="20 s")
+        + '[[aqm]]\nkind = "avq"\nat = "bottleneck"\nmode = "mark"\n'
+    )
+    res = satqm.run(satqm.Scenario.from_toml(text))
+    ts = bottleneck(res)
+    # The virtual capacity never exceeds the link's capacity, which fell.
+    assert ts.loc[ts.index > 10.0, "aqm_vcap_bps"].max() <= 4e6
+    assert ts.loc[(ts.index > 5) & (ts.index <= 10), "aqm_vcap_bps"].max() > 4e6
+
+
+def test_a_sweep_carries_the_trace_to_its_runs(tmp_path):
+    (tmp_path / "sat.csv").write_text("time,rate\n0,8e6\n2,4e6\n")
+    text = BASE.format(schedule='trace = "sat.csv"', duration="4 s")
+    (tmp_path / "s.toml").write_text(text)
+    out = satqm.sweep(
+        tmp_path / "s.toml",
+        {"topology.bottleneck.buffer": [50, 100]},
+        out=tmp_path / "sweep",
+        workers=1,
+    )
+    assert out.ok and len(out) == 2
