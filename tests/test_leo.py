@@ -33,13 +33,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-if importlib.util.find_spec("satqm") is None or importlib.util.find_spec("satqm._core") is None:
+
+def _core_is_built() -> bool:
+    try:
+        return importlib.util.find_spec("satqm._core") is not None
+    except ImportError:  # satqm itself absent, or its __init__ failing without _core
+        return False
+
+
+if not _core_is_built():
     # No compiled extension (a source tree that was not built): satqm/__init__
     # imports satqm._core, which satqm.leo does not need. Load satqm.leo from
     # the source tree under a bare `satqm` package instead.
     _bare = types.ModuleType("satqm")
     _bare.__path__ = [str(ROOT / "python" / "satqm")]
-    sys.modules.setdefault("satqm", _bare)
+    sys.modules["satqm"] = _bare
 
 from satqm.leo import POLICIES, Constellation, GroundPoint, Shell, bent_pipe  # noqa: E402
 from satqm.leo.bentpipe import served_pairs  # noqa: E402
@@ -50,8 +58,9 @@ from skyfield.api import EarthSatellite, load, wgs84  # noqa: E402
 from skyfield.framelib import itrs  # noqa: E402
 
 EPOCH = datetime(2024, 3, 1, tzinfo=timezone.utc)
-#: Starlink's first shell (SpaceX's FCC filing, SAT-MOD-20190830-00087, as
-#: granted in 2021): 550 km, 53 deg, 72 planes of 22, Walker phasing 17.
+#: Starlink's first shell (SpaceX's FCC modification application
+#: SAT-MOD-20190830-00087): 550 km, 53 deg, 72 planes of 22; the filing gives
+#: no Walker phasing, 17 is assumed.
 STARLINK_1 = Shell(altitude_km=550, inclination_deg=53, planes=72, per_plane=22, phasing=17)
 TERMINAL = GroundPoint("redmond", 47.674, -122.121, 50.0)
 GATEWAY = GroundPoint("gateway", 46.9, -119.3, 300.0)
