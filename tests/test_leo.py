@@ -208,7 +208,7 @@ def test_tle_from_file_and_bare_two_line_sets(tmp_path):
     assert Constellation.from_tle(str(path)).names == cons.names
 
 
-def test_omm_csv_and_json_match_the_tle(tmp_path):
+def test_omm_csv_json_and_xml_match_the_tle(tmp_path):
     tle = Constellation.from_tle(ISS)
     csv_path = tmp_path / "iss.csv"
     csv_path.write_text(OMM_FIELDS + "\n" + OMM_ISS + "\n", encoding="utf-8")
@@ -221,10 +221,26 @@ def test_omm_csv_and_json_match_the_tle(tmp_path):
         json_record[k] = int(json_record[k])
     json_path = tmp_path / "iss.json"
     json_path.write_text(json.dumps([json_record]), encoding="utf-8")
+    meta = ("OBJECT_NAME", "OBJECT_ID")
+    tle_params = ("EPHEMERIS_TYPE", "CLASSIFICATION_TYPE", "NORAD_CAT_ID", "ELEMENT_SET_NO")
+    tle_params += ("REV_AT_EPOCH", "BSTAR", "MEAN_MOTION_DOT", "MEAN_MOTION_DDOT")
+
+    def tags(keys):
+        return "".join(f"<{k}>{record[k]}</{k}>" for k in keys)
+
+    mean = [k for k in record if k not in meta + tle_params]
+    xml_path = tmp_path / "iss.xml"
+    xml_path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><ndm><omm><body><segment>'
+        f"<metadata>{tags(meta)}</metadata><data><meanElements>{tags(mean)}</meanElements>"
+        f"<tleParameters>{tags(tle_params)}</tleParameters></data>"
+        "</segment></body></omm></ndm>",
+        encoding="utf-8",
+    )
     start = datetime(2019, 12, 9, 17, tzinfo=timezone.utc)
     offsets = np.arange(0.0, 3600.0, 600.0)
     want = tle.teme_km(start, offsets)
-    for path in (csv_path, json_path):
+    for path in (csv_path, json_path, xml_path):
         cons = Constellation.from_omm(path)
         assert cons.names == ["ISS (ZARYA)"]
         assert np.abs(cons.teme_km(start, offsets) - want).max() < 1e-3  # km: 1 m
