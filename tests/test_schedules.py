@@ -175,3 +175,48 @@ def test_a_sweep_carries_the_trace_to_its_runs(tmp_path):
         workers=1,
     )
     assert out.ok and len(out) == 2
+
+
+ROUTED = """\
+name = "handover"
+[simulation]
+duration = "30 s"
+seed = 3
+[topology]
+kind = "dumbbell"
+pairs = 2
+[topology.access]
+rate = "100 Mbps"
+delay = "1 ms"
+[topology.bottleneck]
+rate = "10 Mbps"
+delay = "20 ms"
+buffer = 100
+[[topology.alternates]]
+rate = "10 Mbps"
+delay = "40 ms"
+buffer = 100
+[[topology.route_changes]]
+at = "10 s"
+via = "alternate[0]"
+[[topology.route_changes]]
+at = "20 s"
+via = "bottleneck"
+[[traffic]]
+kind = "bulk"
+"""
+
+
+def test_a_route_change_moves_the_traffic_at_its_time():
+    res = satqm.run(satqm.Scenario.from_toml(ROUTED))
+    main, alt = res.link("bottleneck"), res.link("alternate[0]")
+    assert alt.loc[alt.index <= 10, "throughput_bps"].max() == 0
+    assert alt.loc[(alt.index > 10.1) & (alt.index <= 20), "throughput_bps"].mean() > 9e6
+    # The old path drains what it held, then carries nothing until the
+    # traffic comes back.
+    assert main.loc[(main.index > 10.2) & (main.index <= 20), "throughput_bps"].max() == 0
+    assert main.loc[main.index > 20.2, "throughput_bps"].mean() > 9e6
+    assert alt.loc[alt.index > 20.2, "throughput_bps"].max() == 0
+    # The ACKs move too (the reverse of the path carrying the data).
+    back = res.link("alternate[0].reverse")
+    assert back.loc[(back.index > 10.1) & (back.index <= 20), "throughput_bps"].min() > 0

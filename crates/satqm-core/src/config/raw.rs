@@ -148,6 +148,19 @@ pub struct RawTopology {
     pub downlink: Option<RawLink>,
     #[serde(default, deserialize_with = "table::opt")]
     pub uplink: Option<RawLink>,
+    // dumbbell: other paths between the routers, and when traffic moves
+    #[serde(default, deserialize_with = "table::opt_list")]
+    pub alternates: Option<Vec<RawLink>>,
+    pub route_changes: Option<Vec<RawRouteChange>>,
+}
+
+/// From `at` on, the traffic between the dumbbell's routers goes `via`
+/// this path (`"bottleneck"` or `"alternate[K]"`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRouteChange {
+    pub at: Quantity,
+    pub via: String,
 }
 
 /// A delay: one value, a per-packet uniform range, a per-flow range, or a

@@ -692,6 +692,45 @@ outage = { queued = "lose" }"#,
         );
     }
 
+    /// Other paths between the routers, and route changes between them.
+    #[test]
+    fn alternates_and_route_changes() {
+        let text = BASE.replace(
+            "[[traffic]]",
+            r#"[[topology.alternates]]
+rate = "20 Mbps"
+delay = "30 ms"
+[topology.alternates.schedule]
+changes = [{ at = "2 s", delay = "35 ms" }]
+[[topology.route_changes]]
+at = "5 s"
+via = "alternate[0]"
+[[topology.route_changes]]
+at = "8 s"
+via = "bottleneck"
+[[traffic]]"#,
+        );
+        let s = Scenario::from_toml(&text)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let Topology::Dumbbell(d) = s.topology else {
+            unreachable!()
+        };
+        assert_eq!(d.alternates.len(), 1);
+        assert!(d.alternates[0].schedule.is_some());
+        assert_eq!(
+            d.route_changes,
+            vec![(SimTime::from_secs(5), 1), (SimTime::from_secs(8), 0)]
+        );
+        let bad = text.replace("via = \"alternate[0]\"", "via = \"alternate[1]\"");
+        assert_eq!(
+            err(&bad),
+            r#"topology.route_changes[0].via: unknown path "alternate[1]" (known: "bottleneck", "alternate[0]")"#
+        );
+        let back = text.replace("at = \"8 s\"", "at = \"4 s\"");
+        assert!(err(&back).starts_with("topology.route_changes[1].at: must be later than"));
+    }
+
     #[test]
     fn schedules_are_refused_where_they_do_not_apply() {
         let text = BASE.replace(

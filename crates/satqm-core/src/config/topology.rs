@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use crate::error::ConfigError;
 use crate::net::DelayModel;
 use crate::queue::BufferLimit;
+use crate::time::SimTime;
 use crate::topology::{AccessDelay, AccessSpec, Dumbbell, Ipos, LinkSpec, Topology};
 use crate::units::{int_in, probability, quantity_bytes, quantity_rate, quantity_time};
 
@@ -33,7 +34,17 @@ pub(super) fn topology(
 }
 
 fn dumbbell(t: &RawTopology, files: &BTreeMap<String, String>) -> Result<Dumbbell, ConfigError> {
-    only_keys(t, &["pairs", "access", "receiver_access", "bottleneck"])?;
+    only_keys(
+        t,
+        &[
+            "pairs",
+            "access",
+            "receiver_access",
+            "bottleneck",
+            "alternates",
+            "route_changes",
+        ],
+    )?;
     let pairs = count(&t.pairs, "topology.pairs")?;
     let access = access(
         required(&t.access, "topology.access")?,
@@ -45,11 +56,56 @@ fn dumbbell(t: &RawTopology, files: &BTreeMap<String, String>) -> Result<Dumbbel
         Some(r) => self::access(r, "topology.receiver_access", pairs, "pairs")?,
         None => access.clone(),
     };
+    let mut alternates = Vec::new();
+    for (k, l) in t.alternates.iter().flatten().enumerate() {
+        let path = format!("topology.alternates[{k}]");
+        alternates.push(core_link(&Some(l.clone()), &path, files)?);
+    }
+    let mut route_changes: Vec<(SimTime, usize)> = Vec::new();
+    for (i, c) in t.route_changes.iter().flatten().enumerate() {
+        let path = format!("topology.route_changes[{i}]");
+        let at = quantity_time(&c.at, &format!("{path}.at"), true)?;
+        if let Some(&(prev, _)) = route_changes.last() {
+            if at <= prev {
+                return Err(ConfigError::new(
+                    format!("{path}.at"),
+                    format!(
+                        "must be later than topology.route_changes[{}].at ({} s)",
+                        i - 1,
+                        prev.secs_f64()
+                    ),
+                ));
+            }
+        }
+        let via = match c.via.as_str() {
+            "bottleneck" => 0,
+            v => v
+                .strip_prefix("alternate[")
+                .and_then(|r| r.strip_suffix(']'))
+                .and_then(|k| k.parse::<usize>().ok())
+                .filter(|&k| k < alternates.len())
+                .map(|k| k + 1)
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        format!("{path}.via"),
+                        format!(
+                            "unknown path {v:?} (known: \"bottleneck\"{})",
+                            (0..alternates.len())
+                                .map(|k| format!(", \"alternate[{k}]\""))
+                                .collect::<String>()
+                        ),
+                    )
+                })?,
+        };
+        route_changes.push((at, via));
+    }
     Ok(Dumbbell {
         pairs,
         access,
         receiver_access,
         bottleneck: core_link(&t.bottleneck, "topology.bottleneck", files)?,
+        alternates,
+        route_changes,
     })
 }
 
@@ -105,6 +161,8 @@ fn only_keys(t: &RawTopology, allowed: &[&str]) -> Result<(), ConfigError> {
         ("receive", t.receive.is_some()),
         ("downlink", t.downlink.is_some()),
         ("uplink", t.uplink.is_some()),
+        ("alternates", t.alternates.is_some()),
+        ("route_changes", t.route_changes.is_some()),
     ];
     for (k, set) in present {
         if set && !allowed.contains(&k) {

@@ -38,6 +38,8 @@ pub enum Event {
     /// end: those due now, whatever an outage or a falling delay did to
     /// the line's order since the event was scheduled.
     ArriveOnSchedule(LinkId),
+    /// A route change (its index among the run's) takes effect.
+    RouteChange(u32),
 }
 
 /// Which of an application's timers fired.

@@ -90,6 +90,25 @@ impl Routes {
         (l != NONE).then_some(LinkId(l))
     }
 
+    /// From now on, router `at` forwards on `via` whatever it forwarded on
+    /// any of `paths` (parallel links to one neighbour): a route change.
+    pub fn reroute(&mut self, at: NodeId, paths: &[LinkId], via: LinkId) {
+        let moves = |l: &mut u32| {
+            if paths.iter().any(|p| p.0 == *l) {
+                *l = via.0;
+            }
+        };
+        match self.single[at.idx()] {
+            MULTI => {
+                let start = self.row[at.idx()] as usize;
+                let n = self.single.len();
+                self.table[start..start + n].iter_mut().for_each(moves);
+            }
+            NONE => {}
+            _ => moves(&mut self.single[at.idx()]),
+        }
+    }
+
     /// Router `at`'s entry for `dst` in `table`.
     #[inline]
     fn cell(&self, at: NodeId, dst: NodeId) -> usize {
@@ -116,5 +135,28 @@ mod tests {
         assert_eq!(r.next_hop(NodeId(2), NodeId(0)), Some(LinkId(3)));
         assert_eq!(r.next_hop(NodeId(1), NodeId(0)), Some(LinkId(1)));
         assert_eq!(r.next_hop(NodeId(0), NodeId(0)), None);
+    }
+
+    /// Two parallel links between two routers: the first created carries
+    /// the traffic until a reroute moves it to the other.
+    #[test]
+    fn a_reroute_moves_traffic_to_a_parallel_link() {
+        // 0 <-> 1 twice (links 0/1 and 2/3), 1 <-> 2 (4/5)
+        let links = [
+            (NodeId(0), NodeId(1)),
+            (NodeId(1), NodeId(0)),
+            (NodeId(0), NodeId(1)),
+            (NodeId(1), NodeId(0)),
+            (NodeId(1), NodeId(2)),
+            (NodeId(2), NodeId(1)),
+        ];
+        let mut r = Routes::build(3, &links);
+        assert_eq!(r.next_hop(NodeId(0), NodeId(2)), Some(LinkId(0)));
+        r.reroute(NodeId(0), &[LinkId(0), LinkId(2)], LinkId(2));
+        assert_eq!(r.next_hop(NodeId(0), NodeId(2)), Some(LinkId(2)));
+        assert_eq!(r.next_hop(NodeId(0), NodeId(1)), Some(LinkId(2)));
+        r.reroute(NodeId(1), &[LinkId(1), LinkId(3)], LinkId(3));
+        assert_eq!(r.next_hop(NodeId(1), NodeId(0)), Some(LinkId(3)));
+        assert_eq!(r.next_hop(NodeId(1), NodeId(2)), Some(LinkId(4)));
     }
 }

@@ -95,6 +95,7 @@ impl Simulation {
             traffic: TrafficTrace::default(),
             link_state: LinkState::default(),
             scheduled: Vec::new(),
+            route_changes: built.route_changes.clone(),
             entry_bytes: if scenario.trace_traffic {
                 vec![0; scenario.traffic.len()]
             } else {
@@ -147,6 +148,12 @@ impl Simulation {
             sim.queue.schedule(sim.sample_interval, Event::Sample);
         }
         sim.start_schedules();
+        for i in 0..sim.route_changes.len() {
+            let at = sim.route_changes[i].at;
+            if at <= sim.end {
+                sim.queue.schedule(at, Event::RouteChange(i as u32));
+            }
+        }
         Ok(sim)
     }
 

@@ -196,6 +196,8 @@ pub struct Simulation {
     pub link_state: LinkState,
     /// Those links.
     scheduled: Vec<LinkId>,
+    /// When routers move traffic from one path to another.
+    route_changes: Vec<crate::topology::RouteChange>,
     /// The running sums of the traffic trace, one per entry (empty when it
     /// is off).
     entry_bytes: Vec<u64>,
@@ -425,6 +427,7 @@ impl Simulation {
             Event::Sample => self.sample(),
             Event::LinkChange(l) => self.link_change(l),
             Event::ArriveOnSchedule(l) => return self.arrive_on_schedule(l),
+            Event::RouteChange(i) => self.route_change(i as usize),
             Event::AqmTimer(a) => {
                 let now = self.now;
                 let slot = &mut self.aqms[a.idx()];

@@ -298,4 +298,23 @@ impl Simulation {
         }
         self.record_link_state(l);
     }
+
+    /// Route change `i` takes effect: its router forwards on the new path,
+    /// and the flows that start or end at that router look up their first
+    /// hop again. Packets already queued at or on the old path go on.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn route_change(&mut self, i: usize) {
+        let c = &self.route_changes[i];
+        self.routes.reroute(c.node, &c.paths, c.via);
+        let node = c.node;
+        for flow in &mut self.flows {
+            if flow.src == node || flow.dst == node {
+                flow.hops = [
+                    self.routes.next_hop(flow.src, flow.dst),
+                    self.routes.next_hop(flow.dst, flow.src),
+                ];
+            }
+        }
+    }
 }

@@ -9,12 +9,17 @@
 //! `access-delay`, or a list), which gives heterogeneous round-trip times.
 //! A pair's drawn delay applies to both its access links unless
 //! `receiver_access` is given separately.
+//!
+//! Other paths between `left` and `right` (`alternate[K]`: another
+//! satellite or gateway) carry traffic from the route changes that move it
+//! there.
 
 use crate::net::DelayModel;
 use crate::rng::Rng;
 use crate::time::SimTime;
 
-use super::{AccessDelay, AccessSpec, Built, Dumbbell, LinkSpec};
+use super::{AccessDelay, AccessSpec, Built, Dumbbell, LinkSpec, RouteChange};
+use crate::ids::LinkId;
 
 pub(crate) fn pair_delay(spec: &AccessSpec, i: u32, rng: &mut Rng) -> DelayModel {
     match &spec.delay {
@@ -30,6 +35,7 @@ pub fn build(db: &Dumbbell, seed: u64) -> Built {
         node_names: Vec::new(),
         links: Vec::new(),
         pairs: Vec::new(),
+        route_changes: Vec::new(),
         bottleneck: "bottleneck".into(),
     };
     let n = db.pairs;
@@ -74,6 +80,30 @@ pub fn build(db: &Dumbbell, seed: u64) -> Built {
             false,
         );
         b.pairs.push((senders[i as usize], receivers[i as usize]));
+    }
+    // Other paths between the routers come last, so that every other
+    // link keeps its id (and its random stream) whether they exist or not.
+    // Routes take the bottleneck (the first of equal paths) until a route
+    // change moves them.
+    let mut forward = vec![LinkId(0)];
+    for (k, spec) in db.alternates.iter().enumerate() {
+        forward.push(LinkId(b.links.len() as u32));
+        b.duplex(&format!("alternate[{k}]"), left, right, spec, seed, true);
+    }
+    let reverse: Vec<LinkId> = forward.iter().map(|l| LinkId(l.0 + 1)).collect();
+    for &(at, via) in &db.route_changes {
+        b.route_changes.push(RouteChange {
+            at,
+            node: left,
+            paths: forward.clone(),
+            via: forward[via],
+        });
+        b.route_changes.push(RouteChange {
+            at,
+            node: right,
+            paths: reverse.clone(),
+            via: reverse[via],
+        });
     }
     b
 }

@@ -27,6 +27,7 @@ pub fn build(t: &Ipos, seed: u64) -> Built {
         node_names: Vec::new(),
         links: Vec::new(),
         pairs: Vec::new(),
+        route_changes: Vec::new(),
         bottleneck: "transmit".into(),
     };
     let servers: Vec<_> = (0..t.servers)

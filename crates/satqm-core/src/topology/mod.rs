@@ -7,11 +7,12 @@ pub mod spec;
 
 pub use spec::{AccessDelay, AccessSpec, Dumbbell, Ipos, LinkSpec, Topology};
 
-use crate::ids::NodeId;
+use crate::ids::{LinkId, NodeId};
 use crate::net::schedule::Schedule;
 use crate::net::{Link, Port};
 use crate::queue::BufferLimit;
 use crate::rng::Rng;
+use crate::time::SimTime;
 
 /// What a builder produces.
 #[derive(Debug)]
@@ -23,6 +24,18 @@ pub struct Built {
     pub pairs: Vec<(NodeId, NodeId)>,
     /// The link the summary reports.
     pub bottleneck: String,
+    /// When routers move traffic from one path to another.
+    pub route_changes: Vec<RouteChange>,
+}
+
+/// From `at` on, router `node` forwards on `via` what it forwarded on any
+/// of `paths` (its parallel links towards one neighbour).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteChange {
+    pub at: SimTime,
+    pub node: NodeId,
+    pub paths: Vec<LinkId>,
+    pub via: LinkId,
 }
 
 impl Built {

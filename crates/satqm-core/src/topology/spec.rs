@@ -49,6 +49,13 @@ pub struct Dumbbell {
     pub access: AccessSpec,
     pub receiver_access: AccessSpec,
     pub bottleneck: LinkSpec,
+    /// Other paths between the two routers (`alternate[K]`): another
+    /// satellite or gateway. Traffic takes the bottleneck until a route
+    /// change moves it.
+    pub alternates: Vec<LinkSpec>,
+    /// When the traffic between the routers moves, and to which path (0:
+    /// the bottleneck; K + 1: `alternate[K]`), in time order.
+    pub route_changes: Vec<(SimTime, usize)>,
 }
 
 /// The network a scenario runs on.
