@@ -226,7 +226,7 @@ def _finite_array(name: str, values) -> np.ndarray:
     if bad.size:
         k = bad[0]
         where = f"{name}[{k}]" if a.ndim == 1 else f"{name} (flat index {k})"
-        raise ValueError(f"{name} must be finite: {where} is {a.ravel()[k]!r}")
+        raise ValueError(f"{name} must be finite: {where} is {float(a.ravel()[k])!r}")
     return a
 
 
