@@ -438,7 +438,8 @@ def rain_fade(
     lands on it) by the exact recursion ``X[k+1] = a X[k] + sqrt(1 - a^2) N``,
     ``a = exp(-beta step)``, from ``X[0] ~ N(0, 1)``, with
     ``numpy.random.default_rng(seed)``: the same arguments give the same
-    series.
+    series (with one numpy version; numpy does not promise a Generator's
+    stream across versions).
 
     This is attenuation *while it rains*: it is never 0, and the dry spells
     ITU-R P.1853 makes by subtracting an offset are not modelled.
