@@ -220,3 +220,64 @@ def test_a_route_change_moves_the_traffic_at_its_time():
     # The ACKs move too (the reverse of the path carrying the data).
     back = res.link("alternate[0].reverse")
     assert back.loc[(back.index > 10.1) & (back.index <= 20), "throughput_bps"].min() > 0
+
+
+def test_a_leo_path_plays_at_the_generators_delays(tmp_path):
+    """The bent-pipe schedule of satqm.leo, played by the core: the delay a
+    packet gets at each grid time is the generator's, within 1 µs
+    (interpolated linearly between grid times, jumping at handovers)."""
+    from datetime import datetime, timezone
+
+    from satqm.leo import Constellation, GroundPoint, Shell, bent_pipe
+
+    epoch = datetime(2024, 3, 1, tzinfo=timezone.utc)
+    shell = Shell(altitude_km=550, inclination_deg=53, planes=72, per_plane=22, phasing=17)
+    path = bent_pipe(
+        Constellation.walker(shell, epoch),
+        GroundPoint("terminal", 47.6, -122.3),
+        GroundPoint("gateway", 46.9, -119.3),
+        epoch,
+        duration_s=60,
+        policy="interval",
+    )
+    path.write_schedule(tmp_path / "leo.csv", rate=20e6)
+    text = BASE.format(schedule='trace = "leo.csv"\ninterpolate = "linear"', duration="60 s")
+    (tmp_path / "s.toml").write_text(text)
+    res = satqm.run(satqm.load(tmp_path / "s.toml"))
+    st = res.link_state[res.link_state["link"] == "bottleneck"].drop_duplicates(
+        "time_s", keep="last"
+    )
+    want = path.table.set_index("time")["delay_s"]
+    got = st.set_index("time_s")["delay_s"]
+    common = [t for t in want.index if t in got.index and t > 0]
+    assert len(common) >= 50
+    handovers = set(path.handovers["time"])
+    for t in common:
+        if t not in handovers:
+            assert abs(got[t] - want[t]) < 1e-6, t
+    assert (st["rate_bps"] == 20_000_000).all()
+
+
+def test_an_acm_schedule_plays_its_rates(tmp_path):
+    from satqm.leo import AcmSchedule, rain_fade
+
+    # A fast, deep synthetic fade: a dozen MODCODs and two outages.
+    fade = rain_fade(duration_s=60, step_s=1.0, median_db=8.0, sigma_ln=0.6, beta_per_s=0.1, seed=0)
+    acm = AcmSchedule.from_attenuation(
+        fade.times_s, fade.values, clear_sky_esn0_db=12.0, symbol_rate_baud=5e6, margin_db=1.0
+    )
+    acm.write_schedule(tmp_path / "acm.csv")
+    text = BASE.format(schedule='trace = "acm.csv"', duration="60 s")
+    (tmp_path / "s.toml").write_text(text)
+    res = satqm.run(satqm.load(tmp_path / "s.toml"))
+    st = res.link_state[res.link_state["link"] == "bottleneck"].drop_duplicates(
+        "time_s", keep="last"
+    )
+    got = st.set_index("time_s")
+    table = acm.table.set_index("time")
+    assert acm.summary()["outages"] >= 1 and table["rate_bps"].nunique() > 5
+    for t, row in table.iterrows():
+        if t in got.index and row["up"]:
+            assert got.loc[t, "rate_bps"] == round(row["rate_bps"]), t
+        if t in got.index:
+            assert bool(got.loc[t, "up"]) == bool(row["up"]), t
