@@ -281,3 +281,27 @@ def test_an_acm_schedule_plays_its_rates(tmp_path):
             assert got.loc[t, "rate_bps"] == round(row["rate_bps"]), t
         if t in got.index:
             assert bool(got.loc[t, "up"]) == bool(row["up"]), t
+
+
+def test_a_mahimahi_trace_serves_at_its_opportunities():
+    # Two opportunities a millisecond for 500 ms, then one at 1,000 ms (the
+    # last line, where the trace repeats): 1,001 opportunities of 1,504
+    # bytes a second on average, 24.064 Mbit/s while it serves.
+    # A 30 Mbit/s constant-rate source keeps packets waiting at all times.
+    lines = [str(ms) for ms in range(1, 501) for _ in range(2)] + ["1000"]
+    text = BASE.format(schedule='mahimahi = "up.trace"', duration="20 s").replace(
+        'kind = "bulk"', 'kind = "cbr"\npairs = [0]\nrate = "30 Mbps"\npacket_size = 1500'
+    )
+    sc = satqm.Scenario.from_toml(text, files={"up.trace": "\n".join(lines) + "\n"})
+    res = satqm.run(sc)
+    ts = bottleneck(res)
+    busy = ts.loc[ts.index > 5, "throughput_bps"]
+    # 1,500-byte packets in 1,504-byte opportunities, each using what the
+    # one before left: every byte of every opportunity carries data.
+    assert busy.mean() == pytest.approx(1001 * 1504 * 8, rel=1e-3)
+    on = busy[[(t % 1.0) < 0.45 and (t % 1.0) > 0.05 for t in busy.index]]
+    off = busy[[(t % 1.0) > 0.65 and (t % 1.0) < 0.95 for t in busy.index]]
+    assert on.min() > 20e6 and off.max() == 0
+    st = res.link_state[(res.link_state["link"] == "bottleneck") & (res.link_state["time_s"] > 1)]
+    # What the trace offered over each 0.1 s sample interval.
+    assert set(st["rate_bps"]) <= {0, 24_064_000, 120_320}

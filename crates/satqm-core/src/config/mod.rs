@@ -164,7 +164,9 @@ impl Scenario {
         let mut names: Vec<String> = links
             .into_iter()
             .flatten()
-            .filter_map(|l| l.schedule.as_ref()?.trace.clone())
+            .filter_map(|l| l.schedule.as_ref())
+            .flat_map(|s| [s.trace.clone(), s.mahimahi.clone()])
+            .flatten()
             .filter(|name| !raw.files.contains_key(name))
             .collect();
         names.dedup();

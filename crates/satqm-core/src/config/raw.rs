@@ -237,6 +237,8 @@ pub struct RawSchedule {
     pub changes: Option<Vec<RawChange>>,
     /// A CSV file of `time,rate,delay,loss,reverse_loss,up` rows.
     pub trace: Option<String>,
+    /// A mahimahi packet-delivery trace: the link's service.
+    pub mahimahi: Option<String>,
     /// How a trace's rate and delay move between rows: "step" or "linear".
     pub interpolate: Option<String>,
     /// "in_order" or "reorder": whether a packet may overtake one sent

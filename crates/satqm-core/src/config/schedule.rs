@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::ConfigError;
-use crate::net::schedule::{InFlight, Order, Outage, Piece, Queued, ScheduleSpec};
+use crate::net::schedule::{InFlight, Opportunities, Order, Outage, Piece, Queued, ScheduleSpec};
 use crate::time::{Rate, SimTime};
 use crate::units::{probability, quantity_rate, quantity_time, MAX_RATE, MAX_SECONDS};
 
@@ -59,10 +59,11 @@ pub(super) fn schedule(
                 "give either changes or a trace, not both",
             ))
         }
+        (None, None) if s.mahimahi.is_some() => vec![first],
         (None, None) => {
             return Err(ConfigError::new(
                 path,
-                "needs changes (a list of { at = ..., ... }) or a trace file",
+                "needs changes (a list of { at = ..., ... }), a trace file or a mahimahi trace",
             ))
         }
         (Some(changes), None) => {
@@ -86,16 +87,7 @@ pub(super) fn schedule(
                     ))
                 }
             };
-            let text = files.get(name).ok_or_else(|| {
-                ConfigError::new(
-                    &tpath,
-                    format!(
-                        "file {name:?} was not read: load the scenario from its file \
-                         (satqm.load), which reads the files it names, or give its \
-                         text in the scenario's [files] table"
-                    ),
-                )
-            })?;
+            let text = file_text(files, name, &tpath)?;
             from_trace(text, &tpath, name, first, linear)?
         }
     };
@@ -139,10 +131,98 @@ pub(super) fn schedule(
             };
         }
     }
+    let opportunities = match &s.mahimahi {
+        None => None,
+        Some(name) => {
+            let mpath = format!("{path}.mahimahi");
+            if pieces.iter().any(|p| p.rate != first.rate) {
+                return Err(ConfigError::new(
+                    mpath,
+                    "sets the link's service: the changes or the trace may not change the rate too",
+                ));
+            }
+            Some(mahimahi(file_text(files, name, &mpath)?, &mpath, name)?)
+        }
+    };
     Ok(ScheduleSpec {
         pieces,
         order,
         outage,
+        opportunities,
+    })
+}
+
+/// The text of the file `name` that the key at `path` names.
+fn file_text<'a>(
+    files: &'a BTreeMap<String, String>,
+    name: &str,
+    path: &str,
+) -> Result<&'a str, ConfigError> {
+    files.get(name).map(String::as_str).ok_or_else(|| {
+        ConfigError::new(
+            path,
+            format!(
+                "file {name:?} was not read: load the scenario from its file \
+                 (satqm.load), which reads the files it names, or give its \
+                 text in the scenario's [files] table"
+            ),
+        )
+    })
+}
+
+/// Bytes a mahimahi delivery opportunity carries (its largest TUN packet).
+const MAHIMAHI_BYTES: u32 = 1504;
+
+/// A mahimahi packet-delivery trace: one delivery opportunity per line,
+/// at that many milliseconds, non-decreasing; the trace repeats after its
+/// last time, which must be above 0.
+fn mahimahi(text: &str, path: &str, name: &str) -> Result<Opportunities, ConfigError> {
+    let bad =
+        |line: usize, msg: String| ConfigError::new(path, format!("{name} line {line}: {msg}"));
+    let mut times: Vec<SimTime> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let ms: u64 = line
+            .parse()
+            .ok()
+            .filter(|&ms: &u64| ms <= 1_000_000_000)
+            .ok_or_else(|| {
+                bad(
+                    n + 1,
+                    format!("{line:?} is not a whole number of milliseconds"),
+                )
+            })?;
+        let t = SimTime::from_ms(ms);
+        if times.last().is_some_and(|&last| t < last) {
+            return Err(bad(
+                n + 1,
+                format!(
+                    "{ms} ms goes back (the line before is at {} ms)",
+                    times[times.len() - 1].ns() / 1_000_000
+                ),
+            ));
+        }
+        times.push(t);
+    }
+    let Some(&period) = times.last() else {
+        return Err(ConfigError::new(
+            path,
+            format!("{name}: has no opportunities"),
+        ));
+    };
+    if period == SimTime::ZERO {
+        return Err(ConfigError::new(
+            path,
+            format!("{name}: must last longer than 0 ms (its last time is where it repeats)"),
+        ));
+    }
+    Ok(Opportunities {
+        times,
+        period,
+        bytes: MAHIMAHI_BYTES,
     })
 }
 
@@ -729,6 +809,47 @@ via = "bottleneck"
         );
         let back = text.replace("at = \"8 s\"", "at = \"4 s\"");
         assert!(err(&back).starts_with("topology.route_changes[1].at: must be later than"));
+    }
+
+    #[test]
+    fn a_mahimahi_trace_gives_opportunities() {
+        let text = with_schedule("mahimahi = \"up.trace\"");
+        let s = spec_of(&text, &[("up.trace", "1\n1\n3\n\n4\n")]).unwrap();
+        let o = s.opportunities.unwrap();
+        assert_eq!(o.period, SimTime::from_ms(4));
+        assert_eq!(o.times.len(), 4);
+        assert_eq!(o.bytes, 1504);
+        let key = "topology.bottleneck.schedule.mahimahi";
+        for (trace, want) in [
+            (
+                "3\n2\n",
+                "up.trace line 2: 2 ms goes back (the line before is at 3 ms)",
+            ),
+            (
+                "1\nx\n",
+                "up.trace line 2: \"x\" is not a whole number of milliseconds",
+            ),
+            ("0\n0\n", "up.trace: must last longer than 0 ms"),
+            ("", "up.trace: has no opportunities"),
+        ] {
+            let got = spec_of(&text, &[("up.trace", trace)]).unwrap_err();
+            assert!(
+                got.starts_with(&format!("{key}: {want}")),
+                "{trace:?}: {got}"
+            );
+        }
+        let both = with_schedule(
+            "mahimahi = \"up.trace\"\nchanges = [{ at = \"1 s\", rate = \"1 Mbps\" }]",
+        );
+        let got = spec_of(&both, &[("up.trace", "1\n")]).unwrap_err();
+        assert!(
+            got.starts_with(&format!("{key}: sets the link's service")),
+            "{got}"
+        );
+        let delays = with_schedule(
+            "mahimahi = \"up.trace\"\nchanges = [{ at = \"1 s\", delay = \"10 ms\" }]",
+        );
+        assert!(spec_of(&delays, &[("up.trace", "1\n")]).is_ok());
     }
 
     #[test]

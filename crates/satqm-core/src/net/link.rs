@@ -370,8 +370,8 @@ impl Link {
             let fresh = now > self.port.busy_until();
             x.framing.wire_bytes(pkt.size, fresh)
         };
-        let tx = match &x.schedule {
-            Some(s) => s.schedule.tx_end(now, wire) - now,
+        let tx = match &mut x.schedule {
+            Some(s) => s.schedule.serve(now, wire) - now,
             None => self.rate.tx_time(wire),
         };
         let end = self.port.start_tx(now, tx, pkt.size);

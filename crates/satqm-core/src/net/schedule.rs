@@ -27,6 +27,11 @@
 //!   piece.
 //! - **Down.** The transmitter sends nothing; [`Outage`] says what happens
 //!   to the packets waiting in the buffer and to those on the link.
+//!
+//! A link may instead take its service from a trace of delivery
+//! opportunities ([`Opportunities`], mahimahi's packet-delivery format):
+//! packets then leave at the opportunities' times, each opportunity
+//! carrying up to its bytes, as mahimahi's link queue serves them.
 
 use crate::time::{Rate, SimTime};
 
@@ -100,6 +105,61 @@ pub struct ScheduleSpec {
     pub pieces: Vec<Piece>,
     pub order: Order,
     pub outage: Outage,
+    /// Service by delivery opportunities instead of the pieces' rates.
+    pub opportunities: Option<Opportunities>,
+}
+
+/// A trace of delivery opportunities, as mahimahi's `mm-link` plays one
+/// (`src/frontend/link_queue.cc` of mahimahi): at each time the link may
+/// deliver `bytes` (1,504, mahimahi's largest TUN packet); a packet waiting
+/// then takes what it still needs of them, and what it leaves goes to the
+/// packets waiting behind it; an opportunity that finds nothing waiting is
+/// lost. A packet leaves at the opportunity that completes it. The trace
+/// repeats with a period of its last time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opportunities {
+    /// Times within the period, non-decreasing (several at one time are
+    /// several opportunities).
+    pub times: Vec<SimTime>,
+    /// The trace's last time: where it starts again.
+    pub period: SimTime,
+    pub bytes: u32,
+}
+
+impl Opportunities {
+    /// The time of opportunity `k` (counting from the run's start).
+    fn time_of(&self, k: u64) -> SimTime {
+        let n = self.times.len() as u64;
+        self.times[(k % n) as usize] + SimTime(self.period.ns() * (k / n))
+    }
+
+    /// The first opportunity after `t` (strictly: one at `t` itself went
+    /// before anything that arrives at `t`, as in mahimahi).
+    fn first_after(&self, t: SimTime) -> u64 {
+        let n = self.times.len() as u64;
+        let cycle = t.ns() / self.period.ns();
+        let base = SimTime(cycle * self.period.ns());
+        let i = self.times.partition_point(|&x| base + x <= t) as u64;
+        cycle * n + i
+    }
+
+    /// The bit rate the opportunities in `(from, to]` offer.
+    pub fn offered_bps(&self, from: SimTime, to: SimTime) -> f64 {
+        if to <= from {
+            return 0.0;
+        }
+        let k = self.first_after(to) - self.first_after(from);
+        k as f64 * self.bytes as f64 * 8.0 / (to - from).secs_f64()
+    }
+}
+
+/// Where service by opportunities stands: the opportunity that completed
+/// the last packet, and what that packet left of it.
+#[derive(Clone, Copy, Debug)]
+struct Leftover {
+    k: u64,
+    at: SimTime,
+    bytes: u32,
 }
 
 impl ScheduleSpec {
@@ -145,6 +205,8 @@ pub struct Schedule {
     pub outage: Outage,
     /// Whether any piece ramps (else every value is the current piece's).
     ramps: bool,
+    /// Service by delivery opportunities, and what the last one left.
+    opportunities: Option<(Opportunities, Option<Leftover>)>,
 }
 
 impl Schedule {
@@ -163,6 +225,49 @@ impl Schedule {
             order: spec.order,
             outage: spec.outage,
             ramps: spec.ramps(),
+            opportunities: spec.opportunities.clone().map(|o| (o, None)),
+        }
+    }
+
+    /// The delivery opportunities the link is served by, if it is.
+    pub fn opportunities(&self) -> Option<&Opportunities> {
+        self.opportunities.as_ref().map(|o| &o.0)
+    }
+
+    /// When a packet of `bytes` whose turn comes at `start` leaves: at the
+    /// rate of each instant ([`tx_end`](Self::tx_end)), or at the
+    /// delivery opportunity that completes it.
+    pub fn serve(&mut self, start: SimTime, bytes: u32) -> SimTime {
+        let Some((opp, left)) = &mut self.opportunities else {
+            return self.tx_end(start, bytes);
+        };
+        let mut need = bytes;
+        let mut k = match left {
+            // Right behind a packet that left at this opportunity: what it
+            // left, then the opportunities after it (more may come at the
+            // same time).
+            Some(l) if l.at == start => {
+                if l.bytes >= need {
+                    l.bytes -= need;
+                    return start;
+                }
+                need -= l.bytes;
+                l.k + 1
+            }
+            _ => opp.first_after(start),
+        };
+        loop {
+            let t = opp.time_of(k);
+            if opp.bytes >= need {
+                *left = Some(Leftover {
+                    k,
+                    at: t,
+                    bytes: opp.bytes - need,
+                });
+                return t;
+            }
+            need -= opp.bytes;
+            k += 1;
         }
     }
 
@@ -337,9 +442,45 @@ mod tests {
                 pieces,
                 order: Order::InOrder,
                 outage: Outage::default(),
+                opportunities: None,
             },
             false,
         )
+    }
+
+    /// Opportunities at 1, 1, 3 ms in a 4 ms period (then 5, 5, 7, 8, ...):
+    /// a packet takes the first opportunity after its turn; what it leaves
+    /// of one goes to the next packet if that one's turn is the same
+    /// instant; one too big for what is left takes the next one too.
+    #[test]
+    fn opportunities_serve_as_mahimahi_does() {
+        let ms = SimTime::from_ms;
+        let mut s = schedule(vec![step(0, 1_000_000, 0, true)]);
+        s.opportunities = Some((
+            Opportunities {
+                times: vec![ms(1), ms(1), ms(3), ms(4)],
+                period: ms(4),
+                bytes: 1504,
+            },
+            None,
+        ));
+        assert_eq!(s.serve(SimTime::ZERO, 1000), ms(1));
+        // 504 bytes left at 1 ms: a 500-byte packet leaves at once...
+        assert_eq!(s.serve(ms(1), 500), ms(1));
+        // ...and a 1,500-byte one takes the 4 left, then 1,496 of the
+        // second opportunity at 1 ms.
+        assert_eq!(s.serve(ms(1), 1500), ms(1));
+        // The next takes the 8 left and 3 ms's; then 4 ms, then 5 ms
+        // (1 + 4: the trace repeats).
+        assert_eq!(s.serve(ms(1), 1500), ms(3));
+        assert_eq!(s.serve(ms(3), 1500), ms(4));
+        assert_eq!(s.serve(ms(4), 1500), ms(5));
+        // A packet that comes at 6 ms, the link idle: the second
+        // opportunity at 5 ms was lost; it takes 7 ms.
+        assert_eq!(s.serve(ms(6), 100), ms(7));
+        let opp = s.opportunities().unwrap();
+        // 4 opportunities per 4 ms of 1,504 bytes: 12.032 Mbit/s.
+        assert!((opp.offered_bps(SimTime::ZERO, ms(400)) - 12.032e6).abs() < 1.0);
     }
 
     /// Within a step a packet takes what a fixed link gives it; across a

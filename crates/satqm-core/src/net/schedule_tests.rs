@@ -65,6 +65,7 @@ fn link(pieces: Vec<Piece>, order: Order, outage: Outage) -> Link {
         pieces,
         order,
         outage,
+        opportunities: None,
     };
     l.set_schedule(Schedule::new(&spec, false));
     l

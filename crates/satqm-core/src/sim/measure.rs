@@ -7,6 +7,7 @@ use super::{Endpoints, Simulation};
 use crate::engine::Event;
 use crate::ids::LinkId;
 use crate::queue::VqProbe;
+use crate::time::SimTime;
 use crate::transport::tcp::cc::CcTrace;
 
 impl Simulation {
@@ -171,7 +172,21 @@ impl Simulation {
         let t = &mut self.link_state;
         t.time_ns.push(now.ns());
         t.link.push(l.0);
-        t.rate_bps.push(s.rate_at(now).bps());
+        let rate = match s.opportunities() {
+            // What the trace offered over the sample interval ending now
+            // (the first one, at the start).
+            Some(o) => {
+                let iv = self.sample_interval;
+                let (from, to) = if now >= iv {
+                    (now - iv, now)
+                } else {
+                    (SimTime::ZERO, iv)
+                };
+                o.offered_bps(from, to).round() as u64
+            }
+            None => s.rate_at(now).bps(),
+        };
+        t.rate_bps.push(rate);
         t.delay_ns.push(s.delay_at(now).ns());
         t.loss.push(s.loss_at(now));
         t.up.push(link.is_up());
