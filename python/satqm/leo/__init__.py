@@ -22,6 +22,12 @@ See docs/leo.md for the frames, constants, policies and the schedule format.
 from satqm.leo.bentpipe import POLICIES, BentPipePath, bent_pipe
 from satqm.leo.constellation import Constellation, Shell
 from satqm.leo.frames import C_M_PER_S, GroundPoint
+from satqm.leo.starlink import (
+    StarlinkLike,
+    starlink_schedule,
+    starlink_statistics,
+    write_starlink_schedule,
+)
 
 __all__ = [
     "C_M_PER_S",
@@ -30,5 +36,9 @@ __all__ = [
     "Constellation",
     "GroundPoint",
     "Shell",
+    "StarlinkLike",
     "bent_pipe",
+    "starlink_schedule",
+    "starlink_statistics",
+    "write_starlink_schedule",
 ]
