@@ -667,7 +667,7 @@ HUSTON = "Huston 2024 (APNIC blog, via The Register): secondary"
 AALBORG = "arXiv:2601.08439 (Aalborg, 2026): abstract-only"
 LEOREPLAYER = "LeoReplayer README (SpaceNetLab/LeoCC): verified"
 OOKLA = "Ookla, Maine, Q4 2024: verified"
-PLACEHOLDER = "placeholder: the preset's own parameter"
+PLACEHOLDER = "placeholder: against the preset's own"
 
 
 def _rtt_rows(r: np.ndarray) -> list[dict]:
