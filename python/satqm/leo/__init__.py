@@ -45,6 +45,12 @@ from satqm.leo.acm import (
 from satqm.leo.bentpipe import POLICIES, BentPipePath, bent_pipe
 from satqm.leo.constellation import Constellation, Shell
 from satqm.leo.frames import C_M_PER_S, GroundPoint
+from satqm.leo.starlink import (
+    StarlinkLike,
+    starlink_schedule,
+    starlink_statistics,
+    write_starlink_schedule,
+)
 
 __all__ = [
     "C_M_PER_S",
@@ -62,5 +68,9 @@ __all__ = [
     "Constellation",
     "GroundPoint",
     "Shell",
+    "StarlinkLike",
     "bent_pipe",
+    "starlink_schedule",
+    "starlink_statistics",
+    "write_starlink_schedule",
 ]
