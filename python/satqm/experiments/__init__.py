@@ -31,6 +31,11 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "Byun & Baras: AVQRED in the IP-over-satellite gateway with a split-TCP PEP; "
         "RED 1-4, AVQ, AVQRED (Tables 2-4), queue traces, drop clustering, synchronization",
     ),
+    "leo": (
+        "satqm.experiments.leo",
+        "Beyond the papers: the papers' AQMs and TCP (NewReno, SACK, Hybla, CUBIC, BBR) "
+        "on a Starlink-like LEO path whose capacity and delay change every 15 s",
+    ),
     "models": (
         "satqm.experiments.models",
         "The papers' models beside packet runs: MGT fluid vs PI and AVQ on the dumbbell, "
