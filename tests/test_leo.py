@@ -487,3 +487,20 @@ def test_bad_bent_pipe_arguments_are_named(kwargs, name):
 def test_bad_rate_is_named(paths, tmp_path):
     with pytest.raises(ValueError, match="rate"):
         paths["interval"].write_schedule(tmp_path / "x.csv", rate=-1.0)
+
+
+def test_a_path_that_is_never_served_is_refused(tmp_path):
+    """Elements that never give a satellite above the mask at both ends
+    give no schedule: the link would never be up."""
+    epoch = datetime(2024, 3, 1, tzinfo=timezone.utc)
+    shell = Shell(altitude_km=550, inclination_deg=53, planes=2, per_plane=2, phasing=0)
+    path = bent_pipe(
+        Constellation.walker(shell, epoch),
+        GroundPoint("terminal", 89.0, 0.0),  # far north of 53 deg: never seen high
+        GroundPoint("gateway", 88.0, 10.0),
+        epoch,
+        duration_s=30,
+        min_elevation_deg=60,
+    )
+    with pytest.raises(ValueError, match="never be up"):
+        path.write_schedule(tmp_path / "x.csv")

@@ -263,9 +263,17 @@ class BentPipePath:
         0), keeps that delay, and ends with two rows (up 0, then the new
         satellite's delay with up 1). A constant delay is written out rather
         than left empty. An outage at the very start holds the first served
-        delay; if no satellite ever serves, the delay cells are empty
-        (unchanged from the scenario's own).
+        delay.
+
+        Raises ``ValueError`` if no satellite ever serves the path in the
+        window: the link would be down throughout.
         """
+        if not np.any(~np.isnan(self.table["delay_s"].to_numpy(dtype=float))):
+            raise ValueError(
+                "no satellite is above the elevation mask at both the terminal and "
+                "the gateway at any time of the window: the link would never be up "
+                "(check the elements, the ground points and min_elevation_deg)"
+            )
         if rate is not None:
             rate = float(rate)
             if not math.isfinite(rate) or rate <= 0.0:
