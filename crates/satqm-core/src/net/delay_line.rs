@@ -94,12 +94,14 @@ impl DelayLine {
     }
 
     /// Put `item` after every packet that arrives at or before it (a
-    /// packet that overtakes others: a copy of the line, as it is rare).
-    pub fn insert_by_time(&mut self, item: OnLine) {
+    /// packet that overtakes others: a copy of the line, as it is rare),
+    /// and return its place from the front.
+    pub fn insert_by_time(&mut self, item: OnLine) -> usize {
         let mut all: Vec<OnLine> = std::iter::from_fn(|| self.pop_front()).collect();
         let i = all.partition_point(|&(t, _)| t <= item.0);
         all.insert(i, item);
         all.into_iter().for_each(|x| self.push_back(x));
+        i
     }
 
     /// Every packet arrives `by` later.

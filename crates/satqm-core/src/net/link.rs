@@ -115,13 +115,14 @@ struct LinkExtra {
 #[derive(Debug)]
 struct Scheduled {
     schedule: Schedule,
-    /// The times of its pending `ArriveOnSchedule` events (at most a few:
-    /// one for the line's first packet, and any left by an outage or an
-    /// overtaking packet, which find nothing due and end).
-    armed: Vec<SimTime>,
-    /// The port's arrival index of each packet on the line, by uid, in
-    /// the order they were sent (for the drop log of an outage).
-    index: std::collections::VecDeque<(u64, u64)>,
+    /// The time of the `ArriveOnSchedule` event that will take the line's
+    /// first packet. Others may be pending, left behind when an overtaking
+    /// packet came first or an outage emptied the line; they find another
+    /// time here and do nothing.
+    live: Option<SimTime>,
+    /// The port's arrival index of each packet on the line, in the line's
+    /// order (for the drop log of an outage).
+    index: std::collections::VecDeque<u64>,
     /// While the link is down: the end of the serialization it stopped at
     /// (the port's transmitter is held until the link is up again).
     down_from: Option<SimTime>,
@@ -197,7 +198,7 @@ impl Link {
         let x = &mut *self.extra;
         x.schedule = Some(Box::new(Scheduled {
             schedule,
-            armed: Vec::new(),
+            live: None,
             index: Default::default(),
             down_from: None,
         }));
@@ -300,12 +301,10 @@ impl Link {
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) {
-        if self.special && now < self.port.busy_until() && self.extra.schedule.is_some() {
-            // A wake-up from before an outage (or one that outlasted a
-            // cut-short serialization): wake again when the transmitter
-            // is free.
-            self.port.rewake(l, sink);
-            return;
+        if self.special && now < self.port.busy_until() {
+            if self.held(l, sink) {
+                return;
+            }
         }
         let mut pkt = Packet::BLANK;
         if let Some(index) = self.port.next_to_send(now, self.rate, aqms, sink, &mut pkt) {
@@ -313,6 +312,22 @@ impl Link {
             self.port.wake_if_waiting(l, sink);
         }
         self.port.rearm(l, now, sink);
+    }
+
+    /// A `TxDone` that fires while the transmitter is busy, on a link with
+    /// random delays, erasures, framing or a schedule: on a link that plays
+    /// a schedule it is a wake-up from before an outage (or one that
+    /// outlasted a cut-short serialization), and the port wakes again when
+    /// the transmitter is free (true); elsewhere it is a paced port's,
+    /// which `next_to_send` handles (false).
+    #[cold]
+    #[inline(never)]
+    fn held(&mut self, l: LinkId, sink: &mut impl PortSink) -> bool {
+        if self.extra.schedule.is_none() {
+            return false;
+        }
+        self.port.rewake(l, sink);
+        true
     }
 
     /// Start serializing `pkt` now; it goes on the delay line at once with
@@ -414,35 +429,40 @@ impl Link {
             DelayModel::Uniform(lo, hi) => SimTime(x.rng.uniform_u64(0, hi.ns() - lo.ns())),
         };
         let mut t = end + s.schedule.delay_at(end) + jitter;
-        s.index.push_back((pkt.uid, index));
         match s.schedule.order {
             Order::InOrder => {
                 t = t.max(x.last_arrival);
                 x.last_arrival = t;
                 self.line.push_back((t, *pkt));
+                s.index.push_back(index);
             }
             Order::Reorder => {
                 if self.line.back().is_none_or(|&(b, _)| b <= t) {
                     self.line.push_back((t, *pkt));
+                    s.index.push_back(index);
                 } else {
-                    self.line.insert_by_time((t, *pkt));
+                    let at = self.line.insert_by_time((t, *pkt));
+                    s.index.insert(at, index);
                 }
             }
         }
         let front = self.line.front().expect("just put").0;
-        if s.armed.iter().all(|&a| a > front) {
-            s.armed.push(front);
+        if s.live.is_none_or(|at| front < at) {
+            s.live = Some(front);
             sink.schedule(front, Event::ArriveOnSchedule(l));
         }
     }
 
-    /// An `ArriveOnSchedule` event of this link fires at `now`: it is no
-    /// longer pending.
-    pub fn disarm(&mut self, now: SimTime) {
-        if let Some(s) = self.extra.schedule.as_deref_mut() {
-            if let Some(i) = s.armed.iter().position(|&a| a == now) {
-                s.armed.swap_remove(i);
+    /// An `ArriveOnSchedule` event of this link fires at `now`: whether it
+    /// is the one that takes the line's first packet (else it was left
+    /// behind, and does nothing).
+    pub fn claim(&mut self, now: SimTime) -> bool {
+        match self.extra.schedule.as_deref_mut() {
+            Some(s) if s.live == Some(now) => {
+                s.live = None;
+                true
             }
+            _ => false,
         }
     }
 
@@ -454,27 +474,19 @@ impl Link {
         }
         let pkt = self.line.take_front();
         if let Some(s) = self.extra.schedule.as_deref_mut() {
-            match s.index.iter().position(|&(uid, _)| uid == pkt.uid) {
-                Some(0) => {
-                    s.index.pop_front();
-                }
-                Some(i) => {
-                    s.index.remove(i);
-                }
-                None => {}
-            }
+            s.index.pop_front();
         }
         Some(pkt)
     }
 
     /// After the due packets of a scheduled link have left its line: the
     /// time an `ArriveOnSchedule` event must be scheduled at for the new
-    /// first packet, if none is pending at or before it.
+    /// first packet, unless one will take it already.
     pub fn rearm(&mut self) -> Option<SimTime> {
         let front = self.line.front()?.0;
         let s = self.extra.schedule.as_deref_mut()?;
-        if s.armed.iter().all(|&a| a > front) {
-            s.armed.push(front);
+        if s.live.is_none_or(|at| front < at) {
+            s.live = Some(front);
             return Some(front);
         }
         None
@@ -531,12 +543,7 @@ impl Link {
                 // The packet being serialized is cut off with the rest.
                 tx_end = tx_end.min(now);
                 while let Some((_, pkt)) = self.line.pop_front() {
-                    let index = s
-                        .index
-                        .iter()
-                        .position(|&(uid, _)| uid == pkt.uid)
-                        .and_then(|i| s.index.remove(i))
-                        .map_or(u64::MAX, |(_, i)| i);
+                    let index = s.index.pop_front().unwrap_or(u64::MAX);
                     self.port.lost(&pkt, index, DropReason::Outage, sink);
                 }
                 x.last_arrival = now;

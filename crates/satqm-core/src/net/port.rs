@@ -778,6 +778,8 @@ impl Port {
     /// in an `Option`: moving a packet out of an `Option` copies it around
     /// the byte that tells `None` apart, and the transmitter's copy of it
     /// then stalls (see [`Ring::take_front`](crate::ring::Ring::take_front)).
+    /// (Always inlined into its one caller, the transmitter's `TxDone`.)
+    #[inline(always)]
     pub fn next_to_send(
         &mut self,
         now: SimTime,

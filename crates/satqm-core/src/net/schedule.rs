@@ -331,6 +331,11 @@ impl Schedule {
     /// The propagation delay a packet whose serialization ends at `t` gets:
     /// on a ramp, interpolated to the nanosecond (rounded to the nearest).
     pub fn delay_at(&self, t: SimTime) -> SimTime {
+        // Most packets: within the current step.
+        let p = &self.pieces[self.at];
+        if p.delay.0 == p.delay.1 && self.pieces.get(self.at + 1).is_none_or(|n| t < n.start) {
+            return p.delay.0;
+        }
         let i = self.index_at(t);
         let p = &self.pieces[i];
         let (d0, d1) = (p.delay.0.ns() as i128, p.delay.1.ns() as i128);
@@ -347,7 +352,11 @@ impl Schedule {
 
     /// This direction's erasure probability at `t`.
     pub fn loss_at(&self, t: SimTime) -> f64 {
-        let p = &self.pieces[self.index_at(t)];
+        let p = &self.pieces[if self.pieces.get(self.at + 1).is_none_or(|n| t < n.start) {
+            self.at
+        } else {
+            self.index_at(t)
+        }];
         if self.reverse {
             p.loss.1
         } else {
@@ -379,6 +388,14 @@ impl Schedule {
     /// on ramps the bits sent in each stretch are counted in `f64` and the
     /// end rounded up to the nanosecond.
     pub fn tx_end(&self, start: SimTime, bytes: u32) -> SimTime {
+        // Most packets: within the current step.
+        let p = &self.pieces[self.at];
+        if p.rate.0 == p.rate.1 && start >= p.start {
+            let end = start + p.rate.0.tx_time(bytes);
+            if self.pieces.get(self.at + 1).is_none_or(|n| end <= n.start) {
+                return end;
+            }
+        }
         let mut i = self.index_at(start);
         let mut t = start;
         let mut bits = bytes as f64 * 8.0;

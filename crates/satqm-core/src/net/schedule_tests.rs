@@ -107,7 +107,9 @@ fn drive(l: &mut Link, offered: &[(SimTime, u64)]) -> Outcome {
                 match e {
                     Event::TxDone(_) => l.tx_done(L, t, &mut [], &mut ev),
                     Event::ArriveOnSchedule(_) => {
-                        l.disarm(t);
+                        if !l.claim(t) {
+                            continue;
+                        }
                         while let Some(p) = l.take_due(t) {
                             arrived.push((t, p.uid));
                         }

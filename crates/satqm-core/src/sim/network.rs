@@ -258,7 +258,9 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn arrive_on_schedule(&mut self, l: LinkId) -> Result<()> {
         let now = self.now;
-        self.links[l.idx()].disarm(now);
+        if !self.links[l.idx()].claim(now) {
+            return Ok(());
+        }
         loop {
             let link = &mut self.links[l.idx()];
             let Some(mut pkt) = link.take_due(now) else {
