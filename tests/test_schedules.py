@@ -305,3 +305,25 @@ def test_a_mahimahi_trace_serves_at_its_opportunities():
     st = res.link_state[(res.link_state["link"] == "bottleneck") & (res.link_state["time_s"] > 1)]
     # What the trace offered over each 0.1 s sample interval.
     assert set(st["rate_bps"]) <= {0, 24_064_000, 120_320}
+
+
+def test_a_schedule_that_changes_nothing_changes_no_result():
+    """Changes that set the values the link already has: the run is the
+    fixed link's, bit for bit (the scheduled path serializes and delays
+    each packet exactly as the fixed one does)."""
+    fixed = satqm.run(scenario('changes = [{ at = "1 s", loss = 0 }]', "20 s"))
+    text = BASE.format(schedule="", duration="20 s").replace(
+        "[topology.bottleneck.schedule]\n\n", ""
+    )
+    plain = satqm.run(satqm.Scenario.from_toml(text))
+    noop = satqm.run(
+        scenario(
+            'changes = [{ at = "5 s", rate = "10 Mbps", delay = "20 ms" }, '
+            '{ at = "10 s", rate = "10 Mbps" }]',
+            "20 s",
+        )
+    )
+    for res in (fixed, noop):
+        pd.testing.assert_frame_equal(res.flows, plain.flows)
+        pd.testing.assert_frame_equal(res.drops, plain.drops)
+        pd.testing.assert_frame_equal(res.timeseries, plain.timeseries)

@@ -28,6 +28,10 @@ pub enum PacketKind {
     /// are kept by the simulation (`rwnd` holds their slot), `len` is its
     /// transport payload and `seq` its TCP sequence number, if any.
     Outside,
+    /// The place of packets an outage took off a link's line
+    /// (`net/link.rs`): it keeps the link's arrival event in step and is
+    /// never delivered.
+    Lost,
 }
 
 /// IP ECN field and TCP ECN flags (RFC 3168, RFC 9768), packed.
@@ -135,6 +139,16 @@ impl std::ops::Deref for SackBlocks {
 }
 
 impl Packet {
+    /// The place of this packet on a link's line once an outage took it
+    /// off: of kind `Lost`, ending at `at` (the link's far end).
+    pub fn lost_at(&self, at: NodeId) -> Packet {
+        Packet {
+            kind: PacketKind::Lost,
+            dst: at,
+            ..*self
+        }
+    }
+
     pub fn new(uid: u64, flow: FlowId, src: NodeId, dst: NodeId, kind: PacketKind) -> Packet {
         Packet {
             uid,

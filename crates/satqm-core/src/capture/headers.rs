@@ -174,7 +174,8 @@ pub fn frame(
         PacketKind::Udp => udp(buf, pkt, wire),
         PacketKind::AtspData | PacketKind::AtspSack => atsp(buf, pkt, wire),
         // Written from its bytes above; without them, an IP header alone.
-        PacketKind::Outside => Transport {
+        // (An outage's place on a line is never sent, so never captured.)
+        PacketKind::Outside | PacketKind::Lost => Transport {
             proto: 0xfd,
             header_len: 0,
             payload: pkt.size.saturating_sub(20),

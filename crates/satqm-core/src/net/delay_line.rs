@@ -104,6 +104,13 @@ impl DelayLine {
         i
     }
 
+    /// Put `item` first (it arrives before every packet on the line).
+    pub fn push_front(&mut self, item: OnLine) {
+        let rest: Vec<OnLine> = std::iter::from_fn(|| self.pop_front()).collect();
+        self.push_back(item);
+        rest.into_iter().for_each(|x| self.push_back(x));
+    }
+
     /// Every packet arrives `by` later.
     pub fn shift_times(&mut self, by: crate::time::SimTime) {
         let all: Vec<OnLine> = std::iter::from_fn(|| self.pop_front()).collect();

@@ -11,7 +11,7 @@ use super::DropReason;
 use crate::aqm::QueueView;
 use crate::engine::Event;
 use crate::ids::{LinkId, NodeId};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 
@@ -120,9 +120,9 @@ struct Scheduled {
     /// packet came first or an outage emptied the line; they find another
     /// time here and do nothing.
     live: Option<SimTime>,
-    /// The port's arrival index of each packet on the line, in the line's
-    /// order (for the drop log of an outage).
-    index: std::collections::VecDeque<u64>,
+    /// The uid and the port's arrival index of the packets sent lately, at
+    /// least of every packet on the line (for the drop log of an outage).
+    sent: std::collections::VecDeque<(u64, u64)>,
     /// While the link is down: the end of the serialization it stopped at
     /// (the port's transmitter is held until the link is up again).
     down_from: Option<SimTime>,
@@ -199,7 +199,7 @@ impl Link {
         x.schedule = Some(Box::new(Scheduled {
             schedule,
             live: None,
-            index: Default::default(),
+            sent: Default::default(),
             down_from: None,
         }));
         self.special = true;
@@ -254,9 +254,18 @@ impl Link {
     }
 
     /// Packets inside the link: waiting, held back in their hosts, or being
-    /// serialized or propagating (both on the delay line).
+    /// serialized or propagating (both on the delay line; not the places
+    /// an outage left there).
     pub fn in_flight(&self) -> usize {
-        self.port.len() + self.port.held_len() + self.line.len()
+        let lost = match self.extra.schedule {
+            Some(_) => self
+                .line
+                .iter()
+                .filter(|(_, p)| p.kind == PacketKind::Lost)
+                .count(),
+            None => 0,
+        };
+        self.port.len() + self.port.held_len() + self.line.len() - lost
     }
 
     /// What an AQM monitoring this link's port sees at `now`.
@@ -386,7 +395,21 @@ impl Link {
             x.framing.wire_bytes(pkt.size, fresh)
         };
         let tx = match &mut x.schedule {
-            Some(s) => s.schedule.serve(now, wire) - now,
+            Some(s) => match s.schedule.step_until(now) {
+                // Within a step at the link's rate: the fixed links' sum.
+                Some(limit) => {
+                    if wire != self.last_size {
+                        self.last_size = wire;
+                        self.last_tx = self.rate.tx_time(wire);
+                    }
+                    if now + self.last_tx <= limit {
+                        self.last_tx
+                    } else {
+                        s.schedule.serve(now, wire) - now
+                    }
+                }
+                None => s.schedule.serve(now, wire) - now,
+            },
             None => self.rate.tx_time(wire),
         };
         let end = self.port.start_tx(now, tx, pkt.size);
@@ -402,49 +425,47 @@ impl Link {
             self.port.erased(pkt, index, sink);
             return None;
         }
-        if x.schedule.is_some() {
-            self.put_on_schedule(l, end, pkt, index, sink);
-            return None;
+        if let Some(s) = x.schedule.as_deref_mut() {
+            // Keep the indices of what may be on the line, and a little more.
+            if s.sent.len() > 2 * self.line.len() + 64 {
+                let keep = self.line.len() + 32;
+                s.sent.drain(..s.sent.len() - keep);
+            }
+            s.sent.push_back((pkt.uid, index));
+            if s.schedule.order == Order::Reorder {
+                self.put_on_schedule(l, end, pkt, sink);
+                return None;
+            }
+            // In order: the line stays first in, first out, and its
+            // arrivals are the fixed links' `Arrive` events.
+            let jitter = match x.delay {
+                DelayModel::Fixed(_) => SimTime::ZERO,
+                DelayModel::Uniform(lo, hi) => SimTime(x.rng.uniform_u64(0, hi.ns() - lo.ns())),
+            };
+            let t = (end + s.schedule.delay_at(end) + jitter).max(x.last_arrival);
+            x.last_arrival = t;
+            return Some(t);
         }
         Some(self.special_arrival_time(end))
     }
 
     /// Put `pkt`, whose serialization ends at `end`, on the line of a link
-    /// that plays a schedule: with the delay of that instant (plus the
-    /// random part of a random delay), in order or not as the schedule
-    /// says; and make sure an `ArriveOnSchedule` event comes at or before
+    /// whose packets may overtake each other: with the delay of that
+    /// instant (plus the random part of a random delay), in its place by
+    /// time; and make sure an `ArriveOnSchedule` event comes at or before
     /// the line's first arrival.
-    fn put_on_schedule(
-        &mut self,
-        l: LinkId,
-        end: SimTime,
-        pkt: &Packet,
-        index: u64,
-        sink: &mut impl PortSink,
-    ) {
+    fn put_on_schedule(&mut self, l: LinkId, end: SimTime, pkt: &Packet, sink: &mut impl PortSink) {
         let x = &mut *self.extra;
         let s = x.schedule.as_deref_mut().expect("a scheduled link");
         let jitter = match x.delay {
             DelayModel::Fixed(_) => SimTime::ZERO,
             DelayModel::Uniform(lo, hi) => SimTime(x.rng.uniform_u64(0, hi.ns() - lo.ns())),
         };
-        let mut t = end + s.schedule.delay_at(end) + jitter;
-        match s.schedule.order {
-            Order::InOrder => {
-                t = t.max(x.last_arrival);
-                x.last_arrival = t;
-                self.line.push_back((t, *pkt));
-                s.index.push_back(index);
-            }
-            Order::Reorder => {
-                if self.line.back().is_none_or(|&(b, _)| b <= t) {
-                    self.line.push_back((t, *pkt));
-                    s.index.push_back(index);
-                } else {
-                    let at = self.line.insert_by_time((t, *pkt));
-                    s.index.insert(at, index);
-                }
-            }
+        let t = end + s.schedule.delay_at(end) + jitter;
+        if self.line.back().is_none_or(|&(b, _)| b <= t) {
+            self.line.push_back((t, *pkt));
+        } else {
+            self.line.insert_by_time((t, *pkt));
         }
         let front = self.line.front().expect("just put").0;
         if s.live.is_none_or(|at| front < at) {
@@ -472,11 +493,7 @@ impl Link {
         if self.line.front().is_none_or(|&(t, _)| t > now) {
             return None;
         }
-        let pkt = self.line.take_front();
-        if let Some(s) = self.extra.schedule.as_deref_mut() {
-            s.index.pop_front();
-        }
-        Some(pkt)
+        Some(self.line.take_front())
     }
 
     /// After the due packets of a scheduled link have left its line: the
@@ -509,6 +526,9 @@ impl Link {
         let was_up = s.schedule.current().up;
         let p = *s.schedule.advance(now);
         self.rate = s.schedule.rate_at(now);
+        // The serialization time kept for the last size was at the old rate.
+        self.last_size = 0;
+        self.last_tx = self.rate.tx_time(0);
         let next = s.schedule.next_start();
         let up_again = s.schedule.up_from(now);
         match (was_up, p.up) {
@@ -542,16 +562,37 @@ impl Link {
             InFlight::Drop => {
                 // The packet being serialized is cut off with the rest.
                 tx_end = tx_end.min(now);
+                let front = self.line.front().copied();
                 while let Some((_, pkt)) = self.line.pop_front() {
-                    let index = s.index.pop_front().unwrap_or(u64::MAX);
+                    if pkt.kind == PacketKind::Lost {
+                        continue;
+                    }
+                    let index = s
+                        .sent
+                        .iter()
+                        .rev()
+                        .find(|&&(uid, _)| uid == pkt.uid)
+                        .map_or(u64::MAX, |&(_, i)| i);
                     self.port.lost(&pkt, index, DropReason::Outage, sink);
                 }
                 x.last_arrival = now;
+                if let (Order::InOrder, Some((t0, p))) = (s.schedule.order, front) {
+                    // The `Arrive` event of the first packet is pending: its
+                    // place stays, and later packets arrive after it.
+                    self.line.push_back((t0, p.lost_at(self.to)));
+                    x.last_arrival = t0;
+                }
             }
             InFlight::Delay => {
                 let shift = until - now;
+                let front = self.line.front().copied();
                 self.line.shift_times(shift);
                 x.last_arrival = x.last_arrival.max(now) + shift;
+                if let (Order::InOrder, Some((t0, p))) = (s.schedule.order, front) {
+                    // The first packet's `Arrive` event is pending at its old
+                    // time: a place there takes it.
+                    self.line.push_front((t0, p.lost_at(self.to)));
+                }
             }
         }
         s.down_from = Some(tx_end);

@@ -229,6 +229,23 @@ impl Schedule {
         }
     }
 
+    /// If the piece in force at `now` is a step served at its rate (no
+    /// ramp, no opportunities), when it ends (`SimTime::MAX`: never): a
+    /// serialization that ends by then takes what a fixed link of that
+    /// rate gives it.
+    #[inline]
+    pub fn step_until(&self, now: SimTime) -> Option<SimTime> {
+        let p = &self.pieces[self.at];
+        if p.rate.0 != p.rate.1 || self.opportunities.is_some() || now < p.start {
+            return None;
+        }
+        Some(
+            self.pieces
+                .get(self.at + 1)
+                .map_or(SimTime::MAX, |n| n.start),
+        )
+    }
+
     /// The delivery opportunities the link is served by, if it is.
     pub fn opportunities(&self) -> Option<&Opportunities> {
         self.opportunities.as_ref().map(|o| &o.0)

@@ -83,6 +83,10 @@ fn packet(uid: u64) -> Packet {
 type Outcome = (Vec<(SimTime, u64)>, Vec<(SimTime, u64, DropReason)>);
 
 fn drive(l: &mut Link, offered: &[(SimTime, u64)]) -> Outcome {
+    drive_until(l, offered, SimTime::from_secs(10))
+}
+
+fn drive_until(l: &mut Link, offered: &[(SimTime, u64)], end: SimTime) -> Outcome {
     let mut ev = Loop::default();
     if let Some(t) = l.schedule().and_then(|s| s.next_start()) {
         ev.schedule(t, Event::LinkChange(L));
@@ -90,8 +94,6 @@ fn drive(l: &mut Link, offered: &[(SimTime, u64)]) -> Outcome {
     let mut offered = offered.iter().copied().peekable();
     let mut arrived = Vec::new();
     loop {
-        // The run ends at 10 s.
-        let end = SimTime::from_secs(10);
         let next_ev = ev.events.keys().next().map(|k| k.0).filter(|&t| t <= end);
         let next_offer = offered.peek().map(|o| o.0);
         match (next_offer, next_ev) {
@@ -106,6 +108,17 @@ fn drive(l: &mut Link, offered: &[(SimTime, u64)]) -> Outcome {
                 ev.now = t;
                 match e {
                     Event::TxDone(_) => l.tx_done(L, t, &mut [], &mut ev),
+                    Event::Arrive(_) => {
+                        // As the simulation's `arrive`: the first packet,
+                        // then the next one's event.
+                        let p = l.line.take_front();
+                        if let Some(&(next, _)) = l.line.front() {
+                            ev.schedule(next, Event::Arrive(L));
+                        }
+                        if p.kind != PacketKind::Lost {
+                            arrived.push((t, p.uid));
+                        }
+                    }
                     Event::ArriveOnSchedule(_) => {
                         if !l.claim(t) {
                             continue;
@@ -260,6 +273,12 @@ fn an_outage_can_deliver_what_is_in_flight() {
 #[test]
 fn an_outage_can_delay_what_is_in_flight_by_its_length() {
     let mut l = outage_link(Queued::Keep, InFlight::Delay);
+    let mut held = outage_link(Queued::Keep, InFlight::Delay);
+    // Before the first packet arrives, the line holds the five and the
+    // place of the first one's pending arrival, which is not a packet.
+    drive_until(&mut held, &burst(20), us(6_000));
+    assert_eq!(held.line.len(), 6);
+    assert_eq!(held.in_flight(), 20);
     let (arrived, drops) = drive(&mut l, &burst(20));
     assert!(drops.is_empty());
     let first: Vec<(SimTime, u64)> = (0..5)
@@ -305,4 +324,5 @@ fn a_link_that_never_returns_holds_its_queue() {
     assert!(arrived.is_empty());
     assert_eq!(drops.len(), 5); // delaying is dropping when it never returns
     assert_eq!(l.port.len(), 15);
+    assert_eq!(l.in_flight(), 15);
 }

@@ -191,6 +191,11 @@ impl Simulation {
                 sink.bytes += pkt.len as u64;
                 flow.delivered += pkt.len as u64;
             }
+            (_, PacketKind::Lost) => {
+                // The place an outage left on a link's line: nothing came.
+                self.delivered_packets -= 1;
+                return Ok(());
+            }
             _ => {
                 return Err(Error::Simulation(format!(
                     "flow {} received a {:?} packet it cannot handle",
