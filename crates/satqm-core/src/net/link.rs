@@ -310,10 +310,8 @@ impl Link {
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) {
-        if self.special && now < self.port.busy_until() {
-            if self.held(l, sink) {
-                return;
-            }
+        if self.special && now < self.port.busy_until() && self.held(l, sink) {
+            return;
         }
         let mut pkt = Packet::BLANK;
         if let Some(index) = self.port.next_to_send(now, self.rate, aqms, sink, &mut pkt) {
