@@ -348,6 +348,13 @@ def plot_seq(
         ax.set_xlim(t0, end if end is not None else results.duration)
     ax.set_ylabel("sequence (MB)")
     ax.grid(True, alpha=0.3)
+    down = _down_spans(results)
+    for ax_ in (ax, ax_w):
+        if ax_ is not None:
+            for a, b in down:
+                ax_.axvspan(a, b, color="0.85", zorder=0, lw=0)
+    if down:
+        ax.axvspan(0, 0, color="0.85", label="a link down")
     ax.legend(loc="upper left", fontsize="small")
     title = f"{results.scenario.name}: flow {flow} (seed {results.seed})"
     n_rtx, n_drop = len(d["retransmitted"]), len(dr)
@@ -357,6 +364,31 @@ def plot_seq(
         return fig
     _draw_cwnd(ax_w, results, flow)
     return fig
+
+
+def _down_spans(results: Results) -> list[tuple[float, float]]:
+    """The stretches of time when a link that plays a schedule was down
+    (its forward direction's rows of ``link_state``)."""
+    st = results.link_state
+    if not len(st):
+        return []
+    spans = []
+    for name, g in st.groupby("link", observed=True, sort=True):
+        if str(name).endswith(".reverse"):
+            continue
+        g = g.sort_values("time_s", kind="stable")
+        t, up = g["time_s"].to_numpy(), g["up"].to_numpy()
+        i = 0
+        while i < len(t):
+            if up[i]:
+                i += 1
+                continue
+            j = i
+            while j < len(t) and not up[j]:
+                j += 1
+            spans.append((float(t[i]), float(t[j]) if j < len(t) else results.duration))
+            i = j
+    return spans
 
 
 def _draw_cwnd(ax: Any, results: Results, flow: int) -> None:
