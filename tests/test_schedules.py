@@ -327,3 +327,22 @@ def test_a_schedule_that_changes_nothing_changes_no_result():
         pd.testing.assert_frame_equal(res.flows, plain.flows)
         pd.testing.assert_frame_equal(res.drops, plain.drops)
         pd.testing.assert_frame_equal(res.timeseries, plain.timeseries)
+
+
+def test_a_capture_notes_each_change_of_the_link():
+    from test_capture import read
+
+    sc = scenario(
+        'changes = [{ at = "2 s", rate = "5 Mbps" }, { at = "3 s", up = false }, '
+        '{ at = "3.5 s", up = true }]',
+        "5 s",
+    ).with_overrides(capture=["bottleneck"])
+    res = satqm.run(sc)
+    frames = read(res.captures["bottleneck"])
+    noted = [f for f in frames if f.comment and "the link is" in f.comment]
+    assert noted and noted[0].ts_ns >= 2_000_000_000
+    text = " | ".join(f.comment for f in noted)
+    assert "at 2.000000000 s the link is 5000000 bit/s, delay 20000000 ns, loss 0, up" in text
+    # The outage and the return come together on the first packet after it.
+    assert "at 3.000000000 s the link is 5000000 bit/s" in text and ", down; " in text
+    assert all(not (3.0e9 <= f.ts_ns < 3.5e9) for f in frames)

@@ -125,6 +125,9 @@ struct File {
     ends: (u32, u32),
     writer: PcapNgWriter<Vec<u8>>,
     packets: u64,
+    /// What changed on the link (a schedule) since the last packet
+    /// written: the next packet's comment says it.
+    note: Option<String>,
 }
 
 /// The files of one link: indices in `Captures::files` (`NONE`: not
@@ -244,6 +247,7 @@ impl Captures {
             ends,
             writer,
             packets: 0,
+            note: None,
         });
     }
 
@@ -333,7 +337,7 @@ impl Captures {
         let len = headers::frame(&mut self.frame, pkt, file.ends, wire, real);
         let keep = len.min(self.snaplen as usize);
         self.frame.resize(keep, 0);
-        let options = match tap {
+        let mut options = match tap {
             Tap::Sent | Tap::Arrived => Vec::new(),
             Tap::Erased => vec![EnhancedPacketOption::Comment(Cow::Borrowed(
                 "satqm: erased on the link (loss)",
@@ -342,6 +346,9 @@ impl Captures {
                 "satqm: dropped at the port ({reason})"
             )))],
         };
+        if let Some(note) = file.note.take() {
+            options.push(EnhancedPacketOption::Comment(Cow::Owned(note)));
+        }
         let epb = EnhancedPacketBlock {
             interface_id: 0,
             timestamp: Duration::from_nanos(now.ns()),
@@ -353,6 +360,24 @@ impl Captures {
             .write_pcapng_block(epb)
             .expect("writing to memory");
         file.packets += 1;
+    }
+
+    /// Link `l`, whose departures are captured, changed at `now` (its
+    /// schedule): the next packet written to its file carries `state` in
+    /// a comment, after the changes before it.
+    pub fn link_changed(&mut self, l: LinkId, now: SimTime, state: &str) {
+        let Some(slot) = self.slot.get(l.idx()) else {
+            return;
+        };
+        if slot.out == NONE || now < self.from || now >= self.until {
+            return;
+        }
+        let file = &mut self.files[slot.out as usize];
+        let line = format!("satqm: at {:.9} s the link is {state}", now.secs_f64());
+        file.note = Some(match file.note.take() {
+            Some(before) => format!("{before}; {line}"),
+            None => line,
+        });
     }
 
     /// Bytes written so far, over every file.

@@ -534,6 +534,24 @@ impl Link {
             (false, true) => self.come_up(l, now, sink),
             _ => {}
         }
+        if self.tap_out {
+            let s = &self
+                .extra
+                .schedule
+                .as_deref()
+                .expect("a scheduled link")
+                .schedule;
+            let rate = match s.opportunities() {
+                Some(_) => "served by its delivery opportunities".to_string(),
+                None => format!("{} bit/s", self.rate.bps()),
+            };
+            sink.link_changed(&format!(
+                "{rate}, delay {} ns, loss {}, {}",
+                s.delay_at(now).ns(),
+                s.loss_at(now),
+                if p.up { "up" } else { "down" }
+            ));
+        }
         if p.rate.0 != p.rate.1 {
             return Some(next.map_or(now + RAMP_REFRESH, |n| n.min(now + RAMP_REFRESH)));
         }

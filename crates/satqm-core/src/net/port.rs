@@ -107,6 +107,9 @@ pub trait PortSink {
     /// before the port judges it: if the port refuses it, [`log`](Self::log)
     /// follows).
     fn arriving(&mut self, _pkt: &Packet) {}
+    /// The link, whose departures are captured, changed (its schedule):
+    /// `state` says how it is now.
+    fn link_changed(&mut self, _state: &str) {}
 }
 
 /// The counters a port updates for every packet. Totals run from the

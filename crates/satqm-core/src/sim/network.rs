@@ -159,6 +159,12 @@ impl PortSink for Sink<'_> {
 
     #[cold]
     #[inline(never)]
+    fn link_changed(&mut self, state: &str) {
+        self.taps.captures.link_changed(self.link, self.now, state);
+    }
+
+    #[cold]
+    #[inline(never)]
     fn transmitted(&mut self, pkt: &Packet, erased: bool) {
         let tap = if erased { Tap::Erased } else { Tap::Sent };
         let wire = flow_wire(self.flows, pkt.flow);
