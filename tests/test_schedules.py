@@ -346,3 +346,25 @@ def test_a_capture_notes_each_change_of_the_link():
     # The outage and the return come together on the first packet after it.
     assert "at 3.000000000 s the link is 5000000 bit/s" in text and ", down; " in text
     assert all(not (3.0e9 <= f.ts_ns < 3.5e9) for f in frames)
+
+
+@pytest.mark.parametrize("aqm", ["fq_codel", "dualpi2"])
+def test_an_outage_drops_what_a_queue_discipline_holds(aqm):
+    """A discipline that schedules by itself gives its packets up to an
+    outage that drops the queue."""
+    text = (
+        BASE.format(
+            schedule='changes = [{ at = "5 s", up = false }, { at = "6 s", up = true }]\n'
+            'outage = { queued = "drop" }',
+            duration="10 s",
+        )
+        + f'[[aqm]]\nkind = "{aqm}"\nat = "bottleneck"\n'
+    )
+    res = satqm.run(satqm.Scenario.from_toml(text))
+    d = res.drops[(res.drops["reason"] == "outage") & (res.drops["link"] == "bottleneck")]
+    assert (d["time_s"] == 5.0).sum() > 0
+    ts = res.link("bottleneck")
+    assert ts.loc[(ts.index > 5.05) & (ts.index < 6), "queue_packets"].max() == 0
+    assert ts.loc[ts.index > 8, "throughput_bps"].mean() > 5e6
+    p = res.packets
+    assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"]

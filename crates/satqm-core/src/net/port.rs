@@ -445,13 +445,43 @@ impl Port {
         });
         if drop_queued {
             self.limit = BufferLimit::Packets(0);
+            self.flush(now, sink);
+        }
+        self.busy_until = until.max(tx_end);
+    }
+
+    /// Drop everything the buffer holds, for an outage. A discipline that
+    /// schedules by itself (FQ-CoDel, DualPI2) gives its packets up through
+    /// its dequeue, which may drop some on its own account first.
+    #[cold]
+    #[inline(never)]
+    fn flush(&mut self, now: SimTime, sink: &mut impl PortSink) {
+        if !self.scheduler {
             while !self.queue.is_empty() {
                 let q = self.queue.take(now);
                 self.bytes -= q.pkt.size as u64;
                 count_in(&mut self.cold, &q.pkt, q.index, DropReason::Outage, sink);
             }
+            return;
         }
-        self.busy_until = until.max(tx_end);
+        loop {
+            let Port {
+                queue, cold, bytes, ..
+            } = self;
+            let out = queue.sched_dequeue(now, |q, e| {
+                *bytes -= q.pkt.size as u64;
+                let why = match e {
+                    QdiscDrop::Overflow => DropReason::Overflow,
+                    QdiscDrop::Early => DropReason::EarlyDrop,
+                };
+                count_in(cold, &q.pkt, q.index, why, sink);
+            });
+            let Some((q, _)) = out else {
+                break;
+            };
+            self.bytes -= q.pkt.size as u64;
+            count_in(&mut self.cold, &q.pkt, q.index, DropReason::Outage, sink);
+        }
     }
 
     /// The link is up again at `now`: the buffer takes packets again, and
