@@ -368,3 +368,14 @@ def test_an_outage_drops_what_a_queue_discipline_holds(aqm):
     assert ts.loc[ts.index > 8, "throughput_bps"].mean() > 5e6
     p = res.packets
     assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"]
+
+
+def test_a_link_that_starts_down_sends_nothing_until_up():
+    res = satqm.run(
+        scenario('changes = [{ at = "0 s", up = false }, { at = "2 s", up = true }]', "6 s")
+    )
+    st = res.link_state[res.link_state["link"] == "bottleneck"]
+    assert not st[st["time_s"] < 2]["up"].any() and st[st["time_s"] >= 2]["up"].all()
+    ts = bottleneck(res)
+    assert (ts.loc[ts.index < 2, "throughput_bps"] == 0).all()
+    assert ts.loc[ts.index > 4, "throughput_bps"].mean() > 5e6

@@ -507,6 +507,17 @@ impl Link {
         None
     }
 
+    /// The run starts: a link whose schedule starts down goes down now.
+    pub fn begin(&mut self, sink: &mut impl PortSink) {
+        let Some(s) = self.extra.schedule.as_deref() else {
+            return;
+        };
+        if !s.schedule.current().up {
+            let up_again = s.schedule.up_from(SimTime::ZERO);
+            self.go_down(SimTime::ZERO, up_again, sink);
+        }
+    }
+
     /// The schedule's next piece starts at `now`: apply it. Returns when
     /// the link must be looked at again (the next piece's start, or sooner
     /// while its rate ramps).

@@ -88,6 +88,7 @@ fn drive(l: &mut Link, offered: &[(SimTime, u64)]) -> Outcome {
 
 fn drive_until(l: &mut Link, offered: &[(SimTime, u64)], end: SimTime) -> Outcome {
     let mut ev = Loop::default();
+    l.begin(&mut ev);
     if let Some(t) = l.schedule().and_then(|s| s.next_start()) {
         ev.schedule(t, Event::LinkChange(L));
     }
@@ -325,4 +326,21 @@ fn a_link_that_never_returns_holds_its_queue() {
     assert_eq!(drops.len(), 5); // delaying is dropping when it never returns
     assert_eq!(l.port.len(), 15);
     assert_eq!(l.in_flight(), 15);
+}
+
+/// A schedule that starts down: nothing leaves before the link is up.
+#[test]
+fn a_link_can_start_down() {
+    let mut l = link(
+        vec![
+            piece(0, 10_000_000, 10_000, false),
+            piece(5_000, 10_000_000, 10_000, true),
+        ],
+        Order::InOrder,
+        Outage::default(),
+    );
+    let (arrived, drops) = drive(&mut l, &burst(3));
+    assert!(drops.is_empty());
+    assert_eq!(arrived[0], (us(5_000 + 1_200 + 10_000), 0));
+    assert_eq!(arrived.len(), 3);
 }

@@ -152,6 +152,7 @@ impl Simulation {
             .collect();
         for i in 0..self.scheduled.len() {
             let l = self.scheduled[i];
+            self.link_begin(l);
             self.record_link_state(l);
             if let Some(t) = self.links[l.idx()].schedule().and_then(|s| s.next_start()) {
                 if t <= self.end {

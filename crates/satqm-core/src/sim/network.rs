@@ -285,6 +285,13 @@ impl Simulation {
         Ok(())
     }
 
+    /// The run starts on link `l`, which plays a schedule (down, if its
+    /// schedule starts so).
+    pub(super) fn link_begin(&mut self, l: LinkId) {
+        let (link, _aqms, mut sink) = self.port_parts(l);
+        link.begin(&mut sink);
+    }
+
     /// The next piece of link `l`'s schedule starts now.
     #[cold]
     #[inline(never)]
