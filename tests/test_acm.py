@@ -3,34 +3,13 @@ hysteresis), fade traces to a step link schedule, the synthetic rain fade."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _core_is_built() -> bool:
-    try:
-        return importlib.util.find_spec("satqm._core") is not None
-    except ImportError:  # satqm itself absent, or its __init__ failing without _core
-        return False
-
-
-if not _core_is_built():
-    # No compiled extension: load satqm.leo from the source tree under a bare
-    # `satqm` package, as tests/test_leo.py does.
-    _bare = types.ModuleType("satqm")
-    _bare.__path__ = [str(ROOT / "python" / "satqm")]
-    sys.modules["satqm"] = _bare
-
-from satqm.leo import (  # noqa: E402
+from satqm.leo import (
     MODCODS,
     AcmSchedule,
     acm_rate,
@@ -39,7 +18,7 @@ from satqm.leo import (  # noqa: E402
     read_fade_trace,
     select_modcod,
 )
-from satqm.leo.acm import K_BCH_NORMAL  # noqa: E402
+from satqm.leo.acm import K_BCH_NORMAL
 
 MODULATIONS = ("QPSK", "8PSK", "16APSK", "32APSK")
 RATES = ("1/4", "1/3", "2/5", "1/2", "3/5", "2/3", "3/4", "4/5", "5/6", "8/9", "9/10")

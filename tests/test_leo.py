@@ -19,39 +19,16 @@ topocentric frame. Tolerances:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
-import types
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _core_is_built() -> bool:
-    try:
-        return importlib.util.find_spec("satqm._core") is not None
-    except ImportError:  # satqm itself absent, or its __init__ failing without _core
-        return False
-
-
-if not _core_is_built():
-    # No compiled extension (a source tree that was not built): satqm/__init__
-    # imports satqm._core, which satqm.leo does not need. Load satqm.leo from
-    # the source tree under a bare `satqm` package instead.
-    _bare = types.ModuleType("satqm")
-    _bare.__path__ = [str(ROOT / "python" / "satqm")]
-    sys.modules["satqm"] = _bare
-
-from satqm.leo import POLICIES, Constellation, GroundPoint, Shell, bent_pipe  # noqa: E402
-from satqm.leo.bentpipe import served_pairs  # noqa: E402
-from satqm.leo.frames import C_M_PER_S, look_angles  # noqa: E402
+from satqm.leo import POLICIES, Constellation, GroundPoint, Shell, bent_pipe
+from satqm.leo.bentpipe import served_pairs
+from satqm.leo.frames import C_M_PER_S, look_angles
 
 skyfield_api = pytest.importorskip("skyfield.api")
 from skyfield.api import EarthSatellite, load, wgs84  # noqa: E402

@@ -9,40 +9,18 @@ preset's own parameters). Bad parameters are refused by name.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import types
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _core_is_built() -> bool:
-    try:
-        return importlib.util.find_spec("satqm._core") is not None
-    except ImportError:  # satqm itself absent, or its __init__ failing without _core
-        return False
-
-
-if not _core_is_built():
-    # No compiled extension: load satqm.leo from the source tree under a bare
-    # `satqm` package (as tests/test_leo.py does); satqm.leo does not need _core.
-    _bare = types.ModuleType("satqm")
-    _bare.__path__ = [str(ROOT / "python" / "satqm")]
-    sys.modules["satqm"] = _bare
-
-from satqm.leo import (  # noqa: E402
+from satqm.leo import (
     StarlinkLike,
     starlink_schedule,
     starlink_statistics,
     write_starlink_schedule,
 )
-from satqm.leo.starlink import (  # noqa: E402
+from satqm.leo.starlink import (
     COLUMNS,
     NS_PER_S,
     schedule_values,

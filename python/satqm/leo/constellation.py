@@ -37,6 +37,7 @@ from satqm.leo.frames import (
     DAY_S,
     WGS72_MU_KM3_PER_S2,
     WGS72_RADIUS_KM,
+    _finite,
     as_utc,
     gmst82_rad,
     julian_date,
@@ -63,16 +64,6 @@ def _integer(value, name: str, low: int) -> int:
     return int(value)
 
 
-def _number(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
-
-
 @dataclass(frozen=True)
 class Shell:
     """A Walker shell: ``planes`` x ``per_plane`` satellites in circular orbits.
@@ -90,10 +81,10 @@ class Shell:
     raan_spread_deg: float = 360.0
 
     def __post_init__(self) -> None:
-        alt = _number(self.altitude_km, "altitude_km")
+        alt = _finite(self.altitude_km, "altitude_km")
         if alt <= 0.0:
             raise ValueError(f"altitude_km must be > 0, got {self.altitude_km!r}")
-        inc = _number(self.inclination_deg, "inclination_deg")
+        inc = _finite(self.inclination_deg, "inclination_deg")
         if not 0.0 <= inc <= 180.0:
             raise ValueError(f"inclination_deg must be in [0, 180], got {self.inclination_deg!r}")
         planes = _integer(self.planes, "planes", 1)
@@ -103,7 +94,7 @@ class Shell:
             raise ValueError(
                 f"phasing must be in 0..planes-1 = 0..{planes - 1}, got {self.phasing!r}"
             )
-        spread = _number(self.raan_spread_deg, "raan_spread_deg")
+        spread = _finite(self.raan_spread_deg, "raan_spread_deg")
         if not 0.0 < spread <= 360.0:
             raise ValueError(f"raan_spread_deg must be in (0, 360], got {self.raan_spread_deg!r}")
         for name, v in (

@@ -38,6 +38,8 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
+from satqm.leo.frames import _finite
+
 NS_PER_S = 1_000_000_000
 #: Columns of the schedule, in the order written.
 COLUMNS = ("time", "rate", "delay", "loss", "reverse_loss")
@@ -193,13 +195,7 @@ class StarlinkLike:
 def _number(value, name: str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+    return _finite(value, name)
 
 
 def _quantile_table(points, name: str) -> tuple[tuple[float, float], ...]:
