@@ -452,27 +452,19 @@ def cmd_plot(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise CliError(f"{run}: {e}") from None
         default = run / "cwnd.png"
-    elif args.what == "links":
-        link = res.bottleneck if args.link is None else args.link
-        try:
-            fig = res.plot_links(link)
-        except KeyError as e:
-            raise CliError(f"--link {link}: {e.args[0]}") from None
-        default = run / f"links-{link}.png"
-    elif args.what == "delay":
-        link = res.bottleneck if args.link is None else args.link
-        try:
-            fig = res.plot_delay(link)
-        except KeyError as e:
-            raise CliError(f"--link {link}: {e.args[0]}") from None
-        default = run / f"delay-{link}.png"
     else:
+        # The figures of one link: each draws it and names its file by it.
+        draw, prefix = {
+            "links": (res.plot_links, "links"),
+            "delay": (res.plot_delay, "delay"),
+            "link": (res.plot, "plot"),
+        }[args.what]
         link = res.bottleneck if args.link is None else args.link
         try:
-            fig = res.plot(link)
+            fig = draw(link)
         except KeyError as e:
             raise CliError(f"--link {link}: {e.args[0]}") from None
-        default = run / f"plot-{link}.png"
+        default = run / f"{prefix}-{link}.png"
     out = Path(args.out) if args.out else default
     try:
         save_figure(fig, out)
