@@ -167,6 +167,23 @@ impl Segments {
         }
     }
 
+    /// Bytes below `ack` already SACKed (delivered before this ACK).
+    pub fn sacked_below(&self, ack: u64) -> u64 {
+        if self.sacked_bytes == 0 {
+            return 0;
+        }
+        let mut n = 0;
+        for s in self.q.iter() {
+            if s.start >= ack {
+                break;
+            }
+            if s.sacked {
+                n += s.end().min(ack) - s.start;
+            }
+        }
+        n
+    }
+
     /// Drop the segments below the cumulative ACK `ack`, trimming one that
     /// it covers in part; `latest`: also find the one sent last (RACK).
     #[inline]

@@ -721,6 +721,7 @@ impl TcpSender {
     fn on_new_ack(&mut self, ack: u64, grow: bool, ece: bool, em: &mut Emit) {
         let now = em.now;
         let acked = ack - self.snd_una;
+        let newly = acked - self.segs.sacked_below(ack);
         // Retire acknowledged segments and time the ACK. Under RFC 6298
         // the sample comes from the newest segment fully covered, unless
         // the ACK covers any segment that was ever retransmitted (Karn's
@@ -770,7 +771,7 @@ impl TcpSender {
                 if grow && !self.owns && self.cwnd_use.allows_growth(&self.win) {
                     let s = AckSample {
                         now,
-                        acked,
+                        acked: newly,
                         mss: self.cfg.mss,
                         rtt: self.ack_rtt,
                         srtt: self.rtt.srtt(),

@@ -389,6 +389,38 @@ fn ecn_echo_at_one_segment_holds_new_data_for_an_rto() {
     assert_eq!(s.stats.timeouts, 0, "not a timeout");
 }
 
+#[test]
+fn a_cumulative_ack_over_sacked_data_grows_by_what_it_newly_delivers() {
+    // Linux counts `acked_sacked`: segments SACKed earlier were delivered
+    // then, so the cumulative ACK that later covers them adds only the
+    // segment it newly delivers. Ten segments out, 1-9 SACKed, the timer
+    // resends 0; its ACK (to 10) must grow a one-segment window by one,
+    // not by ten (which would also carry it past ssthresh).
+    let mut c = cfg(Recovery::Sack);
+    c.cc_rules = super::CcRules::Linux;
+    c.rack = false;
+    let (mut s, out) = opened(c, Some(10));
+    assert_eq!(out.len(), 10);
+    feed(&mut s, &ack(0, &[(1, 10)]), SimTime::from_ms(100));
+    let rto_at = s.next_wakeup().unwrap();
+    let mut out = Vec::new();
+    let mut uid = 0;
+    s.on_timer(&mut Emit {
+        now: rto_at,
+        out: &mut out,
+        next_uid: &mut uid,
+    });
+    assert_eq!(s.stats.timeouts, 1);
+    assert_eq!(seqs(&out), vec![0], "the timer resends the hole");
+    assert_eq!(s.win.cwnd, MSS as f64);
+    feed(&mut s, &ack(10, &[]), rto_at + SimTime::from_ms(100));
+    assert_eq!(
+        s.win.cwnd,
+        2.0 * MSS as f64,
+        "one segment newly delivered, one segment of growth"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // A pipe: sender -> bottleneck (rate, delay) -> receiver -> delay -> sender
 // ---------------------------------------------------------------------------
