@@ -468,6 +468,39 @@ def test_queue_delay_summary_and_distribution(droptail):
         droptail.delay_cdf("access[0]")
 
 
+def test_queue_delay_of_l4s_and_classic_packets(droptail, tmp_path):
+    # No ECT(1) packet: every row counts all packets, the L4S distribution
+    # is empty and the classic one is the whole.
+    assert set(droptail.delay_hist["packets_of"]) == {"all"}
+    assert droptail.delay_cdf(packets="l4s").empty
+    assert math.isnan(droptail.delay_quantile(0.99, packets="l4s"))
+    assert droptail.delay_cdf(packets="classic")["packets"].sum() == (
+        droptail.delay_cdf()["packets"].sum()
+    )
+    with pytest.raises(ValueError, match="packets"):
+        droptail.delay_cdf(packets="ect1")
+    # One Prague (ECT(1)) and one CUBIC flow on a FIFO: the two classes
+    # add up to every packet, bucket by bucket.
+    text = (Path(satqm.__file__).parent / "scenarios" / "l4s" / "coexistence.toml").read_text()
+    text = text.replace('[[aqm]]\nkind = "dualpi2"\nat = "bottleneck"\n', "")
+    assert "dualpi2" not in text
+    r = satqm.run(satqm.Scenario.from_toml(text, duration=10, warmup=2))
+    every = r.delay_cdf()
+    l4s, classic = r.delay_cdf(packets="l4s"), r.delay_cdf(packets="classic")
+    assert len(l4s) and len(classic)
+    assert l4s["packets"].sum() + classic["packets"].sum() == every["packets"].sum()
+    # Saved and loaded, and a folder written before the column loads.
+    out = r.save(tmp_path / "r", plot=False)
+    back = satqm.Results.load(out)
+    assert back.delay_quantile(0.99, packets="l4s") == r.delay_quantile(0.99, packets="l4s")
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(out / "delay_hist.parquet")
+    pq.write_table(t.drop_columns(["packets_of"]), out / "delay_hist.parquet")
+    old = satqm.Results.load(out)
+    assert set(old.delay_hist["packets_of"]) == {"all"}
+
+
 def test_queue_delay_time_series(droptail):
     b = droptail.link()
     d = b["queue_delay_ms"]

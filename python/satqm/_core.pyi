@@ -107,6 +107,7 @@ class _TimeSeriesColumns(TypedDict):
 
 class _DelayHistColumns(TypedDict):
     link: npt.NDArray[np.uint32]
+    packets_of: npt.NDArray[np.uint8]
     delay_lo_ns: npt.NDArray[np.uint64]
     delay_hi_ns: npt.NDArray[np.uint64]
     packets: npt.NDArray[np.uint64]

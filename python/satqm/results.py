@@ -81,6 +81,10 @@ CC_STATES = [
     "probe_bw_up",
 ]
 
+#: Which packets a ``delay_hist`` row counts, by code: every packet, or
+#: those carrying ECT(1), the L4S identifier (RFC 9331).
+DELAY_CLASSES = ["all", "l4s"]
+
 #: What a row of the ``seq`` table records, by code (the core's `SeqEvent`).
 SEQ_EVENTS = ["sent", "retransmitted", "acked", "sacked", "dropped"]
 
@@ -122,6 +126,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
     },
     "delay_hist": {
         "link": "category",
+        "packets_of": "category",
         "delay_lo_ns": _INT,
         "delay_hi_ns": _INT,
         "packets": _INT,
@@ -361,8 +366,10 @@ class Results:
         RED), ``aqm_qdelay`` (PIE/CoDel queueing delay, s).
     delay_hist : pandas.DataFrame
         Each monitored link's queueing delays after the warm-up, as a
-        histogram: one row per non-empty bucket, ``link``, ``delay_lo_ns``
-        and ``delay_hi_ns`` (the bucket's durations, both ends included; a
+        histogram: one row per non-empty bucket, ``link``, ``packets_of``
+        (``all`` for every packet, ``l4s`` for those carrying ECT(1), which
+        get rows of their own when any left the buffer), ``delay_lo_ns`` and
+        ``delay_hi_ns`` (the bucket's durations, both ends included; a
         bucket is at most 1/128 of its lower end wide) and ``packets``.
         :meth:`delay_cdf` turns it into a distribution.
     drops : pandas.DataFrame
@@ -482,6 +489,7 @@ class Results:
 
             cols = {k: [] for k in _SCHEMAS["delay_hist"]}
             cols["link"] = pd.Categorical([], categories=list(links))
+            cols["packets_of"] = pd.Categorical([], categories=DELAY_CLASSES)
             delay_hist = _frame("delay_hist", cols)
         self.delay_hist = delay_hist
         if traffic is None:
@@ -536,6 +544,7 @@ class Results:
 
         dh = dict(raw["delay_hist"])
         dh["link"] = _codes("link", dh["link"], links)
+        dh["packets_of"] = _codes("packets_of", dh["packets_of"], DELAY_CLASSES)
 
         dr = dict(raw["drops"])
         dr["time_s"] = _seconds(dr["time_ns"])
@@ -626,22 +635,34 @@ class Results:
         # No samples at all (a run shorter than one sample interval): empty.
         return out
 
-    def delay_cdf(self, link: str | None = None) -> pd.DataFrame:
+    def delay_cdf(self, link: str | None = None, packets: str = "all") -> pd.DataFrame:
         """The distribution of the queueing delays at ``link`` (default: the
         bottleneck) after the warm-up, from ``delay_hist``: one row per
         non-empty bucket, shortest first, with ``delay_lo_ns`` and
         ``delay_hi_ns`` (the bucket's delays, both ends included),
         ``packets``, and ``fraction``, the share of the packets whose delay
-        is at most ``delay_hi_ns``. Empty if no packet left the buffer after
-        the warm-up. Raises ``KeyError`` for a link that does not exist or
-        is not monitored. :meth:`delay_quantile` reads percentiles from
-        it."""
+        is at most ``delay_hi_ns``. ``packets``: ``"all"``, ``"l4s"`` (those
+        carrying ECT(1), RFC 9331: DualPI2's L queue) or ``"classic"`` (the
+        others). Empty if no such packet left the buffer after the warm-up.
+        Raises ``KeyError`` for a link that does not exist or is not
+        monitored, ``ValueError`` for another ``packets``.
+        :meth:`delay_quantile` reads percentiles from it."""
         import numpy as np
         import pandas as pd
 
+        if packets not in ("all", "l4s", "classic"):
+            raise ValueError(f"packets: {packets!r} is not 'all', 'l4s' or 'classic'")
         name = self.bottleneck if link is None else link
         self.link(name)  # the same errors for an unknown or unmonitored link
-        h = self.delay_hist[self.delay_hist["link"] == name].sort_values("delay_lo_ns")
+        dh = self.delay_hist[self.delay_hist["link"] == name]
+        if packets == "classic":
+            # Every packet's buckets less the L4S packets' (the same layout).
+            every = dh[dh["packets_of"] == "all"].set_index("delay_lo_ns")
+            l4s = dh[dh["packets_of"] == "l4s"].set_index("delay_lo_ns")["packets"]
+            left = every["packets"] - l4s.reindex(every.index, fill_value=0)
+            h = every.assign(packets=left)[left > 0].reset_index().sort_values("delay_lo_ns")
+        else:
+            h = dh[dh["packets_of"] == packets].sort_values("delay_lo_ns")
         packets = h["packets"].to_numpy(dtype=np.int64)
         total = int(packets.sum())
         cum = np.cumsum(packets)
@@ -654,9 +675,10 @@ class Results:
             }
         )
 
-    def delay_quantile(self, q: float, link: str | None = None) -> float:
+    def delay_quantile(self, q: float, link: str | None = None, packets: str = "all") -> float:
         """The ``q``-quantile (``0 < q <= 1``) of the queueing delays at
-        ``link`` (default: the bottleneck) after the warm-up, in ms, read
+        ``link`` (default: the bottleneck) after the warm-up, of ``packets``
+        as :meth:`delay_cdf` takes it, in ms, read
         from ``delay_hist`` as the core reads its histogram: by nearest rank,
         the midpoint of the bucket holding the ``ceil(q * n)``-th shortest of
         the ``n`` delays, within 0.4 % of the exact value; NaN if there are
@@ -665,7 +687,7 @@ class Results:
         exact maximum (``queue_delay_max_ms``)."""
         import numpy as np
 
-        cdf = self.delay_cdf(link)
+        cdf = self.delay_cdf(link, packets)
         packets = cdf["packets"].to_numpy(dtype=np.int64)
         n = int(packets.sum())
         if n == 0:
@@ -951,6 +973,8 @@ class Results:
                 continue  # written by satqm before the table existed
             df = pd.read_parquet(d / f"{name}.parquet")
             schema = _SCHEMAS[name]
+            if name == "delay_hist" and "packets_of" not in df:
+                df["packets_of"] = "all"  # written before L4S packets were told apart
             if name == "timeseries" and "queue_delay_ms" not in df:
                 df["queue_delay_ms"] = math.nan  # written before it was measured
             if name == "cwnd" and "cc_state" not in df:
@@ -971,6 +995,11 @@ class Results:
                 continue
             f = frames[name]
             f["link"] = pd.Categorical(f["link"].astype(object), categories=links)
+        if "delay_hist" in frames:
+            f = frames["delay_hist"]
+            f["packets_of"] = pd.Categorical(
+                f["packets_of"].astype(object), categories=DELAY_CLASSES
+            )
         frames["drops"]["reason"] = pd.Categorical(
             frames["drops"]["reason"].astype(object), categories=reasons
         )

@@ -301,14 +301,14 @@ impl Port {
         self.cold.sojourns.as_deref()
     }
 
-    /// A packet leaves the buffer for the transmitter at `now` after
+    /// Packet `pkt` leaves the buffer for the transmitter at `now` after
     /// `sojourn`: recorded on a measured port. Its flag, in the first cache
     /// line, spares the others a look at `cold`.
     #[inline(always)]
-    fn left_buffer(&mut self, now: SimTime, sojourn: SimTime) {
+    fn left_buffer(&mut self, now: SimTime, sojourn: SimTime, pkt: &Packet) {
         if self.measured {
             if let Some(s) = self.cold.sojourns.as_deref_mut() {
-                s.record(now, sojourn);
+                s.record(now, sojourn, pkt.has(flags::ECT1));
             }
         }
     }
@@ -581,7 +581,7 @@ impl Port {
                         .expect("a red_tail port has parallel queues")
                         .served_directly(c, now, pkt.size);
                 }
-                self.left_buffer(now, SimTime::ZERO);
+                self.left_buffer(now, SimTime::ZERO, pkt);
                 return Admitted::Transmit(index);
             }
             return Admitted::Done;
@@ -693,7 +693,7 @@ impl Port {
         // The scheduler is the acting discipline: a watcher's verdict here
         // would be a second AQM on the port, which the build refuses.
         let _ = self.notify_departure(now, rate, sojourn, aqms);
-        self.left_buffer(now, sojourn);
+        self.left_buffer(now, sojourn, &q.pkt);
         Some(q)
     }
 
@@ -850,7 +850,7 @@ impl Port {
             let sojourn = now - q.enqueued_at;
             let (verdict, ecn) = self.notify_departure(now, rate, sojourn, aqms);
             if self.act(verdict, ecn, &mut q.pkt, q.index, sink).admitted() {
-                self.left_buffer(now, sojourn);
+                self.left_buffer(now, sojourn, &q.pkt);
                 *out = q.pkt;
                 return Some(q.index);
             }

@@ -14,7 +14,9 @@
 //! since the end of the warm-up and the count and sum since the last sample,
 //! and the distribution since the warm-up in a [`DelayHistogram`] of fixed
 //! layout, so that percentiles over any number of packets take bounded
-//! memory.
+//! memory. The packets carrying the L4S identifier (ECT(1), RFC 9331) get
+//! a second histogram of their own, made at the first of them, so that an
+//! L4S study reads their delay apart from the classic traffic's.
 
 use crate::time::SimTime;
 
@@ -121,6 +123,8 @@ pub struct Sojourns {
     sum_ns: u128,
     max_ns: u64,
     histogram: DelayHistogram,
+    /// The L4S packets' distribution, once one has left after the warm-up.
+    l4s: Option<Box<DelayHistogram>>,
     /// Since the last sample (warm-up included).
     interval_packets: u64,
     interval_sum_ns: u128,
@@ -161,14 +165,16 @@ impl Sojourns {
             sum_ns: 0,
             max_ns: 0,
             histogram: DelayHistogram::default(),
+            l4s: None,
             interval_packets: 0,
             interval_sum_ns: 0,
         }
     }
 
-    /// A packet left the buffer at `now` after `sojourn`.
+    /// A packet left the buffer at `now` after `sojourn`; `l4s`: it
+    /// carries ECT(1).
     #[inline]
-    pub fn record(&mut self, now: SimTime, sojourn: SimTime) {
+    pub fn record(&mut self, now: SimTime, sojourn: SimTime, l4s: bool) {
         let ns = sojourn.ns();
         self.interval_packets += 1;
         self.interval_sum_ns += u128::from(ns);
@@ -176,6 +182,9 @@ impl Sojourns {
             self.sum_ns += u128::from(ns);
             self.max_ns = self.max_ns.max(ns);
             self.histogram.record(ns);
+            if l4s {
+                self.l4s.get_or_insert_with(Box::default).record(ns);
+            }
         }
     }
 
@@ -195,6 +204,12 @@ impl Sojourns {
     /// The distribution of the sojourns after the warm-up.
     pub fn histogram(&self) -> &DelayHistogram {
         &self.histogram
+    }
+
+    /// The distribution of the L4S packets' sojourns after the warm-up, if
+    /// any left.
+    pub fn l4s_histogram(&self) -> Option<&DelayHistogram> {
+        self.l4s.as_deref()
     }
 
     /// The run's figures: packets after the warm-up, their mean, median,
@@ -294,10 +309,10 @@ mod tests {
     #[test]
     fn figures_after_the_warmup_and_interval_means() {
         let mut s = Sojourns::new(SimTime::from_secs(1));
-        s.record(SimTime::from_ms(500), SimTime::from_ms(900));
-        s.record(SimTime::from_ms(1000), SimTime(1));
-        s.record(SimTime::from_ms(1500), SimTime(2));
-        s.record(SimTime::from_ms(1600), SimTime::from_ms(3));
+        s.record(SimTime::from_ms(500), SimTime::from_ms(900), false);
+        s.record(SimTime::from_ms(1000), SimTime(1), false);
+        s.record(SimTime::from_ms(1500), SimTime(2), false);
+        s.record(SimTime::from_ms(1600), SimTime::from_ms(3), false);
         assert_eq!(s.take_interval_mean_ns(), (900e6 + 1.0 + 2.0 + 3e6) / 4.0);
         assert!(s.take_interval_mean_ns().is_nan());
         let f = s.figures();

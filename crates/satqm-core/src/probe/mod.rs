@@ -190,10 +190,13 @@ columns! {
 
 columns! {
     /// Each monitored link's queueing delays after the warm-up, as the
-    /// histogram it keeps (`net/sojourn.rs`): one row per non-empty bucket,
-    /// by link (in the time series' order), shortest first.
+    /// histograms it keeps (`net/sojourn.rs`): one row per non-empty bucket,
+    /// by link (in the time series' order), every packet's first, then the
+    /// L4S packets' if any, shortest first.
     pub struct DelayHist {
         pub link: Vec<u32>,
+        /// Which packets: 0 every packet, 1 those carrying ECT(1) (L4S).
+        pub packets_of: Vec<u8>,
         /// The bucket's delays, ns, both ends included.
         pub delay_lo_ns: Vec<u64>,
         pub delay_hi_ns: Vec<u64>,

@@ -360,11 +360,15 @@ impl Simulation {
             let Some(s) = self.links[l.idx()].port.sojourns() else {
                 continue;
             };
-            for (lo, hi, n) in s.histogram().buckets() {
-                t.link.push(l.0);
-                t.delay_lo_ns.push(lo);
-                t.delay_hi_ns.push(hi);
-                t.packets.push(n);
+            let hists = [Some(s.histogram()), s.l4s_histogram()];
+            for (of, h) in hists.into_iter().enumerate() {
+                for (lo, hi, n) in h.into_iter().flat_map(|h| h.buckets()) {
+                    t.link.push(l.0);
+                    t.packets_of.push(of as u8);
+                    t.delay_lo_ns.push(lo);
+                    t.delay_hi_ns.push(hi);
+                    t.packets.push(n);
+                }
             }
         }
         t
