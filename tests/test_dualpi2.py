@@ -74,3 +74,16 @@ def test_bad_keys_are_named(extra: str, key: str, message: str) -> None:
     with pytest.raises(satqm.ConfigError) as e:
         satqm.Scenario.from_toml(text).check()
     assert key in str(e.value) and message in str(e.value), str(e.value)
+
+
+def test_a_zero_range_is_a_step() -> None:
+    # `range = 0`: the L queue's ramp becomes a step at `min_th` (Linux's
+    # default native AQM); a negative range is refused by name.
+    text = COEXISTENCE.read_text().replace(
+        'kind = "dualpi2"', 'kind = "dualpi2"\nmin_th = "1 ms"\nrange = 0\nth_len = 2'
+    )
+    res = satqm.run(satqm.Scenario.from_toml(text, duration=10, warmup=2), seed=1)
+    assert res.delay_quantile(0.99, packets="l4s") < 1.5
+    bad = COEXISTENCE.read_text().replace('kind = "dualpi2"', 'kind = "dualpi2"\nrange = "-1 ms"')
+    with pytest.raises(satqm.ConfigError, match=r"aqm\[0\]\.range"):
+        satqm.Scenario.from_toml(bad).check()

@@ -269,7 +269,7 @@ fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
         beta,
         k: t.f64_in("k", 2.0, 0.0, true, 1e3)?,
         min_th: t.time("min_th", SimTime::from_us(800))?,
-        range: t.time("range", SimTime::from_us(400))?,
+        range: t.time_or_zero("range", SimTime::from_us(400))?,
         th_len: t.whole_in("th_len", 1, 0.0, 1e6)?,
         p_lmax: t.f64_in("p_lmax", 1.0, 0.0, true, 1.0)?,
         tshift: t.time("tshift", SimTime::from_ms(50))?,

@@ -154,6 +154,15 @@ impl ParamTable {
         }
     }
 
+    /// A time that may be zero (>= 0), with a default.
+    pub fn time_or_zero(&mut self, key: &str, default: SimTime) -> Result<SimTime, ConfigError> {
+        let path = self.key_path(key);
+        match self.quantity(key)? {
+            None => Ok(default),
+            Some(q) => quantity_time(&q, &path, true),
+        }
+    }
+
     /// A rate in bit/s, if given.
     pub fn opt_rate(&mut self, key: &str) -> Result<Option<u64>, ConfigError> {
         let path = self.key_path(key);
