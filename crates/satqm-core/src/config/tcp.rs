@@ -155,6 +155,10 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     }
     if let Some(p) = raw.pacing {
         c.pacing = p;
+    } else if matches!(c.cc, CcKind::Prague(_)) {
+        // Linux's tcp_prague asks for pacing (SK_PACING_NEEDED in
+        // prague_init()), as the Prague draft expects of a scalable control.
+        c.pacing = true;
     }
     retransmission_timer(raw, &mut c, path)?;
     if let Some(r) = &raw.cc_rules {
@@ -992,6 +996,13 @@ mod tests {
             (true, EcnFeedback::AccEcn, EcnCodepoint::Ect1)
         );
         assert_eq!(t.cc, CcKind::Prague(PragueParams::default()));
+        assert!(t.pacing, "paced unless told otherwise");
+        let t = bulk_tcp(&format!(
+            "{BASE}
+[tcp]
+cc = \"prague\"\npacing = false\n"
+        ));
+        assert!(!t.pacing);
         let t = bulk_tcp(&format!(
             "{BASE}\n[tcp]\necn = \"dctcp\"\necn_codepoint = \"ect0\"\n[tcp.cc]\nkind = \"prague\"\nrtt_target = \"15 ms\"\nrtt_transition = 0\n"
         ));

@@ -633,15 +633,16 @@ impl TcpSender {
 
     /// Linux's pacing rate for a classic controller
     /// (`tcp_update_pacing_rate()`): twice cwnd per SRTT early in slow
-    /// start (cwnd below half of ssthresh), 1.2 times after; none before
-    /// the first RTT sample.
+    /// start (cwnd below half of ssthresh), 1.2 times after (once, for
+    /// Prague's `prague_update_pacing_rate()`); none before the first RTT
+    /// sample.
     fn linux_pacing_rate(&self) -> Option<f64> {
         self.rtt.srtt().map(|srtt| {
             let flight = (self.snd_max - self.snd_una) as f64;
             let ratio = if self.win.cwnd < self.win.ssthresh / 2.0 {
                 2.0
             } else {
-                1.2
+                self.cc.pacing_ca_ratio()
             };
             ratio * self.win.cwnd.max(flight) / srtt.secs_f64().max(1e-6)
         })

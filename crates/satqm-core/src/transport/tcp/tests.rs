@@ -875,6 +875,31 @@ fn pacing_spaces_a_classic_controls_segments() {
     }
 }
 
+#[test]
+fn prague_paces_at_one_window_per_srtt_out_of_slow_start() {
+    // prague_update_pacing_rate(): cwnd per SRTT once cwnd reaches half of
+    // ssthresh, where Linux's default for classic controls adds 20 %.
+    for (cc, ratio) in [
+        (
+            super::CcKind::Prague(super::cc::PragueParams::default()),
+            1.0,
+        ),
+        (super::CcKind::Reno, 1.2),
+    ] {
+        let c = TcpConfig {
+            cc,
+            pacing: true,
+            ..cfg(Recovery::Sack)
+        };
+        let (mut s, _) = opened(c, Some(10));
+        s.win.ssthresh = 4.0 * MSS as f64;
+        feed(&mut s, &ack(1, &[]), SimTime::from_ms(100));
+        let want = ratio * s.win.cwnd.max((s.snd_max - s.snd_una) as f64) / 0.1;
+        let rate = s.pacing_rate().unwrap();
+        assert!((rate - want).abs() < 1e-6 * want, "{rate} against {want}");
+    }
+}
+
 fn bbr_cfg() -> TcpConfig {
     TcpConfig {
         cc: super::CcKind::Bbr(super::cc::BbrParams::default()),

@@ -221,6 +221,12 @@ pub trait CongestionControl {
     fn wants_rate_sample(&self) -> bool {
         false
     }
+    /// With pacing, the rate out of slow start as a multiple of cwnd per
+    /// SRTT: Linux's `tcp_update_pacing_rate()` default (120 %,
+    /// `tcp_pacing_ca_ratio`) unless the control sets its own.
+    fn pacing_ca_ratio(&self) -> f64 {
+        1.2
+    }
 
     /// The controller sets cwnd and the pacing rate itself on every ACK
     /// ([`control`](Self::control)); recovery leaves the window alone.
@@ -363,6 +369,10 @@ impl Cc {
 
     pub fn grows_through_cwr(&self) -> bool {
         self.inner_ref().grows_through_cwr()
+    }
+
+    pub fn pacing_ca_ratio(&self) -> f64 {
+        self.inner_ref().pacing_ca_ratio()
     }
 
     pub fn scalable(&self) -> bool {

@@ -169,6 +169,12 @@ impl CongestionControl for Prague {
     fn grows_through_cwr(&self) -> bool {
         true
     }
+
+    /// `prague_update_pacing_rate()`: cwnd per SRTT out of slow start,
+    /// without Linux's default 20 % headroom.
+    fn pacing_ca_ratio(&self) -> f64 {
+        1.0
+    }
 }
 
 #[cfg(test)]
