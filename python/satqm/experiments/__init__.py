@@ -31,6 +31,11 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "Byun & Baras: AVQRED in the IP-over-satellite gateway with a split-TCP PEP; "
         "RED 1-4, AVQ, AVQRED (Tables 2-4), queue traces, drop clustering, synchronization",
     ),
+    "l4s": (
+        "satqm.experiments.l4s",
+        "Beyond the papers: L4S behind DualPI2 (RFC 9332) on terrestrial and GEO paths; "
+        "TCP Prague and DCTCP against CUBIC and Reno, beside PIE and FQ-CoDel",
+    ),
     "leo": (
         "satqm.experiments.leo",
         "Beyond the papers: the papers' AQMs and TCP (NewReno, SACK, Hybla, CUBIC, BBR) "
