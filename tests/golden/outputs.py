@@ -53,7 +53,7 @@ VALUES = Path(__file__).with_name("values.json")
 SEED = 7
 #: Seconds simulated after the scenario's warm-up.
 MEASURED = 20.0
-REPRODUCTIONS = ("atsp", "avq2001", "avqred", "models", "pvq2003")
+REPRODUCTIONS = ("atsp", "avq2001", "avqred", "l4s", "models", "pvq2003")
 #: Outputs that record the machine, the clock or a picture, not a result
 #: (a run's `.files.json` holds SHA-256 of its Parquet bytes, which name
 #: the pyarrow version that wrote them).
