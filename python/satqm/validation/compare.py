@@ -62,12 +62,8 @@ EXPLAINED: dict[str, str] = {
     "red-gentle-n1-sack": "one flow: the first overshoot decides the run (sections 3, 4)",
     "red-n1-sack": "one flow: the first overshoot decides the run (sections 3, 4)",
 }
-_C1 = "satqm's CUBIC grows by the SACKed data a cumulative ACK covers (set 5, C1)"
 EXPLAINED.update(
     {
-        "terr-red-n5-cubic": _C1,
-        "terr-codel-n5-cubic": _C1,
-        "terr-red-n1-cubic": "CUBIC's growth over SACKed data and RED's idle decay (set 5, C1, C2)",
         "geo-red-n1-bbr": "satqm's RED average hardly decays between paced packets (set 5, C2)",
         "geo-codel-n1-cubic": "one flow: a few dozen losses decide the run (set 5, C6)",
         "terr-red-n5-bbr": "satqm keeps the backed-off timeout until an RTT sample, ns-3 "
