@@ -136,6 +136,27 @@ def test_a_damaged_named_run_is_redone_and_an_intact_one_kept(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
 
 
+def test_a_saved_run_of_another_scenario_or_seed_is_redone(tmp_path):
+    # A reproduction changed since its runs were saved: the run is redone,
+    # not read back as if it were the new one.
+    from conftest import TINY
+    from satqm.experiments._runner import Run, run_all
+
+    folders = run_all([Run("a", TINY, 1), Run("b", TINY, 1)], tmp_path, workers=1)
+    kept = {n: (folders[n] / "summary.json").stat().st_mtime_ns for n in ("a", "b")}
+    other = TINY.replace('name = "', 'name = "other-', 1)
+    assert other != TINY
+    run_all([Run("a", other, 1), Run("b", TINY, 2)], tmp_path, workers=1)
+    for n in ("a", "b"):
+        assert (folders[n] / "summary.json").stat().st_mtime_ns != kept[n], n
+    assert "other-" in (folders["a"] / "scenario.toml").read_text()
+    assert "with seed = 2," in (folders["b"] / "scenario.toml").read_text()
+    # The same scenario and seed again: kept.
+    again = (folders["a"] / "summary.json").stat().st_mtime_ns
+    run_all([Run("a", other, 1)], tmp_path, workers=1)
+    assert (folders["a"] / "summary.json").stat().st_mtime_ns == again
+
+
 def test_a_named_run_from_before_records_is_kept_while_it_reads(tmp_path):
     from conftest import TINY
     from satqm.experiments._runner import Run, run_all

@@ -7,7 +7,10 @@ in ``runs/<name>/`` (the files of :meth:`satqm.Results.save`), written under
 a temporary name and renamed when complete, with a record of its files' sizes
 and SHA-256, so a finished run is never redone when its folder is intact, a
 damaged one (a truncated copy, an edit by hand) is redone, and an interrupted
-batch can be restarted.
+batch can be restarted. A saved run whose scenario text or seed is not the
+one asked for (a reproduction changed since) is redone too; a change of
+satqm itself is not detected, so a folder is reused only with the code that
+wrote it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import math
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -54,6 +58,9 @@ def run_all(
     store = NamedRuns(out)
     folders = {r.name: store.folder(r.name) for r in runs}
     store.remove_unfinished()  # left by a batch that was killed
+    for r in runs:
+        if store.is_done(r.name) and not _same_run(folders[r.name], r):
+            shutil.rmtree(folders[r.name])
     todo = [
         Task(i, r.name, r.text, r.seed, {}) for i, r in enumerate(runs) if not store.ready(r.name)
     ]
@@ -75,6 +82,19 @@ def run_all(
     if failed:
         raise RunFailed(f"{len(failed)} of {len(runs)} runs failed:\n" + "\n".join(failed))
     return folders
+
+
+def _same_run(folder: Path, run: Run) -> bool:
+    """Whether the run saved in ``folder`` ran ``run``'s scenario text with
+    its seed (the header :meth:`satqm.Results.save` writes names the seed)."""
+    from satqm.results import _strip_header
+
+    try:
+        saved = (folder / "scenario.toml").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    first = saved.split("\n", 1)[0]
+    return _strip_header(saved) == run.text and f" with seed = {run.seed}," in first
 
 
 def write_json(path: Path, data: object) -> None:
