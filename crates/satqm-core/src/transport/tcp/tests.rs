@@ -70,6 +70,18 @@ fn feed(s: &mut TcpSender, p: &Packet, now: SimTime) -> Vec<Packet> {
     out
 }
 
+/// Fire the sender's timer at `now`; returns what it sent.
+fn fire(s: &mut TcpSender, now: SimTime) -> Vec<Packet> {
+    let mut out = Vec::new();
+    let mut uid = 2000;
+    s.on_timer(&mut Emit {
+        now,
+        out: &mut out,
+        next_uid: &mut uid,
+    });
+    out
+}
+
 fn seqs(v: &[Packet]) -> Vec<u64> {
     v.iter().map(|p| p.seq / MSS).collect()
 }
@@ -265,14 +277,8 @@ fn no_timeout_while_segments_wait_in_the_host() {
     let (mut s, sent) = established(Recovery::Sack, 4);
     s.held_in_host = 2;
     let rto = s.rto();
-    let mut out = Vec::new();
-    let mut uid = 0;
     let late = SimTime::from_secs(10);
-    s.on_timer(&mut Emit {
-        now: late,
-        out: &mut out,
-        next_uid: &mut uid,
-    });
+    let out = fire(&mut s, late);
     assert_eq!(s.stats.timeouts, 0);
     assert!(out.is_empty());
     assert_eq!(s.next_wakeup(), Some(late + rto));
@@ -285,11 +291,7 @@ fn no_timeout_while_segments_wait_in_the_host() {
         Some(late + SimTime::from_ms(10) + rto),
         "restarted when the last held segment left"
     );
-    s.on_timer(&mut Emit {
-        now: late + SimTime::from_ms(10) + rto,
-        out: &mut out,
-        next_uid: &mut uid,
-    });
+    fire(&mut s, late + SimTime::from_ms(10) + rto);
     assert_eq!(s.stats.timeouts, 1, "then an ordinary timeout");
 }
 
@@ -305,13 +307,7 @@ fn a_syn_waiting_in_the_host_does_not_time_out() {
     s.held_in_host = 1;
     let rto = s.rto();
     let late = SimTime::from_secs(5);
-    let mut out = Vec::new();
-    let mut uid = 0;
-    s.on_timer(&mut Emit {
-        now: late,
-        out: &mut out,
-        next_uid: &mut uid,
-    });
+    let out = fire(&mut s, late);
     assert_eq!(s.stats.timeouts, 0);
     assert!(out.is_empty(), "no SYN resent while it waits in the host");
     s.on_left_host(0, late + SimTime::from_ms(7));
@@ -377,13 +373,7 @@ fn ecn_echo_at_one_segment_holds_new_data_for_an_rto() {
     );
     let hold = s.next_wakeup().unwrap();
     assert_eq!(hold, t + s.rto());
-    let mut out = Vec::new();
-    let mut uid = 0;
-    s.on_timer(&mut Emit {
-        now: hold,
-        out: &mut out,
-        next_uid: &mut uid,
-    });
+    let out = fire(&mut s, hold);
     assert_eq!(out.len(), 1, "one new segment once the hold expires");
     assert!(!out[0].has(flags::RETX));
     assert_eq!(s.stats.timeouts, 0, "not a timeout");
@@ -403,13 +393,7 @@ fn a_cumulative_ack_over_sacked_data_grows_by_what_it_newly_delivers() {
     assert_eq!(out.len(), 10);
     feed(&mut s, &ack(0, &[(1, 10)]), SimTime::from_ms(100));
     let rto_at = s.next_wakeup().unwrap();
-    let mut out = Vec::new();
-    let mut uid = 0;
-    s.on_timer(&mut Emit {
-        now: rto_at,
-        out: &mut out,
-        next_uid: &mut uid,
-    });
+    let out = fire(&mut s, rto_at);
     assert_eq!(s.stats.timeouts, 1);
     assert_eq!(seqs(&out), vec![0], "the timer resends the hole");
     assert_eq!(s.win.cwnd, MSS as f64);
@@ -864,13 +848,7 @@ fn pacing_spaces_a_classic_controls_segments() {
         assert!((rate - 60_000.0).abs() < 1e-6, "{rate}");
         let next = t + SimTime::from_secs_f64(1000.0 / 60_000.0);
         assert_eq!(s.next_wakeup(), Some(next));
-        let mut out = Vec::new();
-        let mut uid = 0;
-        s.on_timer(&mut Emit {
-            now: next,
-            out: &mut out,
-            next_uid: &mut uid,
-        });
+        let out = fire(&mut s, next);
         assert_eq!(seqs(&out), vec![3]);
     }
 }
@@ -926,14 +904,8 @@ fn bbr_sets_the_window_itself_in_recovery() {
     assert_eq!(out.len(), 1);
     let gap = SimTime::from_secs_f64(MSS as f64 / r0);
     let mut sent = 1;
-    let mut uid = 0;
     while let Some(w) = s.next_wakeup().filter(|w| *w < SimTime::from_ms(10)) {
-        let mut out = Vec::new();
-        s.on_timer(&mut Emit {
-            now: w,
-            out: &mut out,
-            next_uid: &mut uid,
-        });
+        let out = fire(&mut s, w);
         assert_eq!(w, SimTime::ZERO + SimTime::from_ns(gap.ns() * sent));
         sent += out.len() as u64;
     }
