@@ -133,6 +133,16 @@ def fmt_ci(m: float, h: float, digits: int = 2) -> str:
     return f"{m:.{digits}f}" if math.isnan(h) else f"{m:.{digits}f} ± {h:.{digits}f}"
 
 
+def ci_cell(xs: list[float], digits: int = 2) -> str:
+    """A table cell: the mean of ``xs`` over seeds ± its 95 % half-width
+    (the mean alone for one seed); ``n/a`` when there is none to give (no
+    value, or a seed without the figure)."""
+    if not xs:
+        return "n/a"
+    m, h = mean_ci(xs)
+    return "n/a" if math.isnan(m) else fmt_ci(m, h, digits)
+
+
 # ---------------------------------------------------------------------------
 # Scenario text: the reproductions edit the packaged scenario files as text,
 # so that what a run used reads like the file it came from.

@@ -32,7 +32,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from satqm.experiments._runner import Run, mean_ci, run_all, write_json, write_text
+from satqm.experiments._runner import Run, ci_cell, run_all, write_json, write_text
 
 #: name -> rate (Mbit/s), base RTT (ms), and the warm-up left out and the
 #: duration (s) of a full and of a quick run.
@@ -261,16 +261,6 @@ Criteria:
     return out / "REPORT.md"
 
 
-def _cell(xs: list[float], digits: int) -> str:
-    xs = [x for x in xs if not math.isnan(x)]
-    if not xs:
-        return "n/a"
-    m, h = mean_ci(xs)
-    if len(xs) > 1 and not math.isnan(h):
-        return f"{m:.{digits}f} ± {h:.{digits}f}"
-    return f"{m:.{digits}f}"
-
-
 def _table(df: Any) -> str:
     lines = [
         "| link | flows | discipline | scalable Mbit/s | classic Mbit/s | ratio | utilization "
@@ -283,11 +273,11 @@ def _table(df: Any) -> str:
                 g = df[(df.link == link) & (df.mix == mix) & (df.aqm == aqm)]
                 timeouts = list(g.timeouts_l + g.timeouts_c)
                 lines.append(
-                    f"| {link} | {mix} | {aqm} | {_cell(list(g.goodput_l_mbps), 2)} | "
-                    f"{_cell(list(g.goodput_c_mbps), 2)} | {_cell(list(g.ratio), 2)} | "
-                    f"{_cell(list(g.utilization), 3)} | {_cell(list(g.l_p50_ms), 2)} | "
-                    f"{_cell(list(g.l_p99_ms), 2)} | {_cell(list(g.c_p50_ms), 1)} | "
-                    f"{_cell(list(g.c_p99_ms), 1)} | {_cell(timeouts, 1)} |"
+                    f"| {link} | {mix} | {aqm} | {ci_cell(list(g.goodput_l_mbps), 2)} | "
+                    f"{ci_cell(list(g.goodput_c_mbps), 2)} | {ci_cell(list(g.ratio), 2)} | "
+                    f"{ci_cell(list(g.utilization), 3)} | {ci_cell(list(g.l_p50_ms), 2)} | "
+                    f"{ci_cell(list(g.l_p99_ms), 2)} | {ci_cell(list(g.c_p50_ms), 1)} | "
+                    f"{ci_cell(list(g.c_p99_ms), 1)} | {ci_cell(timeouts, 1)} |"
                 )
     return "\n".join(lines) + "\n"
 

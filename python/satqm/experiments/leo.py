@@ -25,11 +25,10 @@ kept in ``runs/NAME/`` like a paper reproduction's.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Callable
 
-from satqm.experiments._runner import Run, mean_ci, run_all, write_json, write_text
+from satqm.experiments._runner import Run, ci_cell, run_all, write_json, write_text
 
 #: Interval of the Starlink-like schedule: its boundaries are the handovers.
 INTERVAL_S = 15.0
@@ -323,15 +322,6 @@ def _split(name: str) -> tuple[str, str]:
     return what, variant
 
 
-def _cell(xs: list[float], digits: int) -> str:
-    m, h = mean_ci(xs)
-    if math.isnan(m):
-        return "n/a"
-    if len(xs) > 1 and not math.isnan(h):
-        return f"{m:.{digits}f} ± {h:.{digits}f}"
-    return f"{m:.{digits}f}"
-
-
 def _aqm_table(df: Any) -> str:
     lines = [
         "| AQM | link | goodput Mbit/s | utilization | queueing delay mean ms | p95 ms | "
@@ -342,10 +332,10 @@ def _aqm_table(df: Any) -> str:
         for link in ("fixed", "leo"):
             g = df[(df.name == name) & (df.link == link)]
             lines.append(
-                f"| {name} | {link} | {_cell(list(g.goodput_mbps), 2)} | "
-                f"{_cell(list(g.utilization), 3)} | {_cell(list(g.qdelay_mean_ms), 1)} | "
-                f"{_cell(list(g.qdelay_p95_ms), 1)} | {_cell(list(g.qdelay_p99_ms), 1)} | "
-                f"{_cell(list(g.drops), 0)} |"
+                f"| {name} | {link} | {ci_cell(list(g.goodput_mbps), 2)} | "
+                f"{ci_cell(list(g.utilization), 3)} | {ci_cell(list(g.qdelay_mean_ms), 1)} | "
+                f"{ci_cell(list(g.qdelay_p95_ms), 1)} | {ci_cell(list(g.qdelay_p99_ms), 1)} | "
+                f"{ci_cell(list(g.drops), 0)} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -366,9 +356,9 @@ def _tcp_table(df: Any, duration: float, boundaries: int, links: dict) -> str:
             lost_kb.append(lost_bits / 8 / 1e3 / boundaries)
             lost_ms.append(lost_bits / links[int(f.seed)]["rate_bps"] / boundaries * 1e3)
         lines.append(
-            f"| {name} | {_cell(list(fixed.goodput_mbps), 2)} | "
-            f"{_cell(list(leo.goodput_mbps), 2)} | "
-            f"{_cell(lost_kb, 0)} | {_cell(lost_ms, 0)} | {_cell(list(fixed.timeouts), 1)} | "
-            f"{_cell(list(leo.timeouts), 1)} | {_cell(list(leo.spurious_timeouts), 1)} |"
+            f"| {name} | {ci_cell(list(fixed.goodput_mbps), 2)} | "
+            f"{ci_cell(list(leo.goodput_mbps), 2)} | "
+            f"{ci_cell(lost_kb, 0)} | {ci_cell(lost_ms, 0)} | {ci_cell(list(fixed.timeouts), 1)} | "
+            f"{ci_cell(list(leo.timeouts), 1)} | {ci_cell(list(leo.spurious_timeouts), 1)} |"
         )
     return "\n".join(lines) + "\n"
