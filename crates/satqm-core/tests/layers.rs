@@ -10,8 +10,10 @@ const LAYERS: &[&[&str]] = &[
     &[
         "time", "units", "ids", "rng", "error", "packet", "engine", "hint", "alloc", "ring",
     ],
-    &["queue", "fluid"],
-    &["aqm"],
+    &["fluid"],
+    // A queue discipline runs an AQM on each of its queues (FQ-PIE), and
+    // the AQM table builds the disciplines: one layer.
+    &["queue", "aqm"],
     &["net"],
     &["transport"],
     &["traffic", "topology", "gateway", "probe", "capture"],

@@ -39,7 +39,9 @@ pub use red_tail::{Classifier, RedTail, RedTailParams, Thresholds};
 pub use rem::{Rem, RemParams};
 
 use crate::error::ConfigError;
-use crate::queue::{BufferLimit, DualPi2Params, DualScheduler, FqCodelParams};
+use crate::queue::{
+    BufferLimit, CobaltParams, DualPi2Params, DualScheduler, FlowAqmParams, FqParams, Overflow,
+};
 use crate::time::SimTime;
 use params::ParamTable;
 
@@ -152,16 +154,24 @@ pub enum AqmParams {
     /// Not one algorithm but a queue structure (two virtual queues, a
     /// classifier and a bandwidth split); the port gets parallel queues.
     RedTail(RedTailParams),
-    /// A queue discipline (flow queues, a scheduler and CoDel on each):
-    /// the port's buffer becomes it (`queue/fq_codel.rs`).
-    FqCodel(FqCodelParams),
+    /// A queue discipline (flow queues, a scheduler and an AQM on each:
+    /// FQ-CoDel, FQ-PIE, FQ-COBALT, or one COBALT queue): the port's
+    /// buffer becomes it (`queue/fq.rs`).
+    Fq(FqParams),
     /// L4S's coupled dual queue: the port's buffer becomes it
     /// (`queue/dualpi2.rs`).
     DualPi2(DualPi2Params),
 }
 
-pub const KINDS: &str =
-    "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail, fq_codel, dualpi2";
+/// Whether `kind` marks ECN-capable packets when the entry gives no
+/// `mode`: FQ-CoDel does, as Linux's and ns-3's do, and COBALT, as CAKE
+/// does; Linux's FQ-PIE, like every other AQM here, drops.
+pub fn default_marks(kind: &str) -> bool {
+    matches!(kind, "fq_codel" | "fq_cobalt" | "cobalt")
+}
+
+pub const KINDS: &str = "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail, \
+     fq_codel, fq_pie, fq_cobalt, cobalt, dualpi2";
 
 impl AqmParams {
     /// Read the parameters of `kind` from `t`, refusing unknown keys.
@@ -178,7 +188,7 @@ impl AqmParams {
             "pie" => AqmParams::Pie(PieParams::parse(t)?),
             "codel" => AqmParams::Codel(CodelParams::parse(t)?),
             "red_tail" => AqmParams::RedTail(RedTailParams::parse(t)?),
-            "fq_codel" => AqmParams::FqCodel(parse_fq_codel(t)?),
+            "fq_codel" | "fq_pie" | "fq_cobalt" | "cobalt" => AqmParams::Fq(parse_fq(kind, t)?),
             "dualpi2" => AqmParams::DualPi2(parse_dualpi2(t)?),
             other => {
                 return Err(ConfigError::new(
@@ -206,7 +216,10 @@ impl AqmParams {
             AqmParams::Pie(p) => Aqm::Pie(Pie::new(p.clone())),
             AqmParams::Codel(p) => Aqm::Codel(Codel::new(p.clone())),
             AqmParams::RedTail(p) => Aqm::RedTail(Box::new(RedTail::new(p, rate_bps, limit))),
-            AqmParams::FqCodel(_) => Aqm::Scheduler(None),
+            AqmParams::Fq(p) => Aqm::Scheduler(match &p.aqm {
+                FlowAqmParams::Pie(pie) => Some(pie.t_update),
+                _ => None,
+            }),
             AqmParams::DualPi2(p) => Aqm::Scheduler(Some(p.tupdate)),
         }
     }
@@ -222,7 +235,7 @@ impl AqmParams {
     pub fn is_queue_structure(&self) -> bool {
         matches!(
             self,
-            AqmParams::RedTail(_) | AqmParams::FqCodel(_) | AqmParams::DualPi2(_)
+            AqmParams::RedTail(_) | AqmParams::Fq(_) | AqmParams::DualPi2(_)
         )
     }
 }
@@ -279,20 +292,93 @@ fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
     })
 }
 
-/// FQ-CoDel's parameters (`[[aqm]] kind = "fq_codel"`); `ecn` comes from
-/// the entry's `mode`.
-fn parse_fq_codel(t: &mut ParamTable) -> Result<FqCodelParams, ConfigError> {
-    let d = FqCodelParams::default();
-    Ok(FqCodelParams {
-        flows: t.whole_in("flows", d.flows, 1.0, 65536.0)?,
-        quantum: t.whole_in("quantum", d.quantum, 1.0, 1e6)?,
-        target: t.time("target", d.target)?,
-        interval: t.time("interval", d.interval)?,
-        mtu: t.f64_in("mtu", d.mtu as f64, 0.0, true, 1e6)? as u64,
-        drop_batch: t.whole_in("drop_batch", d.drop_batch, 1.0, 1e6)?,
+/// A flow-queuing discipline's parameters (`[[aqm]] kind = "fq_codel"`,
+/// `"fq_pie"`, `"fq_cobalt"`, or `"cobalt"`: one queue); `ecn` comes from
+/// the entry's `mode`. Defaults are Linux's (`sch_fq_codel.c`,
+/// `sch_fq_pie.c`) and, for COBALT, ns-3's `CobaltQueueDisc`.
+fn parse_fq(kind: &str, t: &mut ParamTable) -> Result<FqParams, ConfigError> {
+    let d = FqParams::default();
+    let single = kind == "cobalt";
+    let (flows, quantum) = if single {
+        (1, d.quantum)
+    } else {
+        (
+            t.whole_in("flows", d.flows, 1.0, 65536.0)?,
+            t.whole_in("quantum", d.quantum, 1.0, 1e6)?,
+        )
+    };
+    let aqm = match kind {
+        "fq_codel" => FlowAqmParams::Codel {
+            target: t.time("target", SimTime::from_ms(5))?,
+            interval: t.time("interval", SimTime::from_ms(100))?,
+        },
+        "fq_pie" => FlowAqmParams::Pie(crate::aqm::PieParams::parse(t)?),
+        _ => {
+            let c = CobaltParams::default();
+            FlowAqmParams::Cobalt(CobaltParams {
+                target: t.time("target", c.target)?,
+                interval: t.time("interval", c.interval)?,
+                p_inc: t.f64_in("p_inc", c.p_inc, 0.0, false, 1.0)?,
+                p_dec: t.f64_in("p_dec", c.p_dec, 0.0, false, 1.0)?,
+                blue_threshold: t.time("blue_threshold", c.blue_threshold)?,
+            })
+        }
+    };
+    if let FlowAqmParams::Cobalt(c) = &aqm {
+        if c.interval.ns() >= 1 << 32 {
+            return Err(ConfigError::new(
+                t.key_path("interval"),
+                "must be below 4.29 s (COBALT's control law is 32-bit fixed point)",
+            ));
+        }
+    }
+    // Linux's FQ-PIE and a single COBALT queue drop the arrival when full;
+    // FQ-CoDel and FQ-COBALT drop from the fattest queue.
+    let default_overflow = if matches!(kind, "fq_pie" | "cobalt") {
+        "tail"
+    } else {
+        "fattest"
+    };
+    let overflow = if single {
+        Overflow::Tail
+    } else {
+        match t
+            .opt_str("overflow")?
+            .as_deref()
+            .unwrap_or(default_overflow)
+        {
+            "tail" => Overflow::Tail,
+            "fattest" => Overflow::Fattest,
+            other => {
+                return Err(ConfigError::new(
+                    t.key_path("overflow"),
+                    format!(
+                        "{other:?}: must be \"tail\" (drop the arrival) or \"fattest\" \
+                         (drop from the head of the largest queue)"
+                    ),
+                ))
+            }
+        }
+    };
+    // Only what the discipline uses is read: the others stay unknown keys.
+    let drop_batch = match overflow {
+        Overflow::Fattest => t.whole_in("drop_batch", d.drop_batch, 1.0, 1e6)?,
+        Overflow::Tail => d.drop_batch,
+    };
+    let mtu = match kind {
+        "fq_codel" => t.f64_in("mtu", d.mtu as f64, 0.0, true, 1e6)? as u64,
+        _ => d.mtu,
+    };
+    Ok(FqParams {
+        flows,
+        quantum,
+        mtu,
+        drop_batch,
+        overflow,
         ecn: false,
         ce_threshold: t.opt_time("ce_threshold")?,
         ce_threshold_ect1: t.bool("ce_threshold_ect1", false)?,
+        aqm,
     })
 }
 
@@ -310,7 +396,7 @@ pub enum Aqm {
     Pie(Pie),
     Codel(Codel),
     RedTail(Box<RedTail>),
-    /// A queue discipline whose state is the port's buffer (FQ-CoDel,
+    /// A queue discipline whose state is the port's buffer (flow queuing,
     /// DualPI2): it decides at enqueue and dequeue itself, so as an AQM it
     /// passes every packet; its periodic update, if it has one, runs on
     /// this AQM's timer.

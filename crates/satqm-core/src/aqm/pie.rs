@@ -59,6 +59,16 @@ impl Pie {
         self.p.t_update
     }
 
+    /// Whether an update on an empty queue leaves the state as it is:
+    /// probability and delays zero, burst allowance full.
+    pub fn at_rest(&self) -> bool {
+        self.prob == 0.0
+            && self.p.target > SimTime::ZERO
+            && self.qdelay_old == 0.0
+            && self.qdelay == 0.0
+            && self.burst_allowance == self.p.max_burst.secs_f64()
+    }
+
     pub fn on_departure(&mut self, sojourn: SimTime, _q: &QueueView) {
         self.last_sojourn = sojourn.secs_f64();
     }

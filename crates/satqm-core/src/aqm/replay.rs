@@ -8,7 +8,7 @@ use super::params::ParamTable;
 use super::{AqmParams, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
 use crate::error::{ConfigError, Error};
 use crate::packet::{flags, Packet, PacketKind};
-use crate::queue::{Buffer, BufferLimit, DualPi2, FqCodel, Queued};
+use crate::queue::{Buffer, BufferLimit, DualPi2, Fq, Queued};
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,14 +153,15 @@ pub fn qdisc_replay(
 ) -> Result<Vec<QdiscStep>, Error> {
     let (kind, mark_mode, params) = parse_spec(spec)?;
     let flows = match &params {
-        AqmParams::FqCodel(p) => Some(p.flows),
+        AqmParams::Fq(p) => Some(p.flows),
         _ => None,
     };
     let mut buffer = match params {
-        AqmParams::FqCodel(mut p) => {
-            // FQ-CoDel marks unless told `mode = "drop"` (as in a scenario).
-            p.ecn = mark_mode.unwrap_or(true);
-            Buffer::fq_codel(FqCodel::new(p, 0))
+        AqmParams::Fq(mut p) => {
+            // The mode's default is a scenario's (`config/aqm.rs`); the
+            // random draws are SplitMix64's from 0.
+            p.ecn = mark_mode.unwrap_or(super::default_marks(&kind));
+            Buffer::fq(Fq::new(p, 0, 0))
         }
         AqmParams::DualPi2(p) => Buffer::dualpi2(DualPi2::new(&p)),
         _ => {

@@ -42,8 +42,7 @@ pub(super) fn aqms(raw: Option<&Vec<RawAqm>>) -> Result<Vec<AqmConfig>, ConfigEr
 /// watch the queue they act on.
 fn aqm_entry(a: &RawAqm, path: &str) -> Result<AqmConfig, ConfigError> {
     let mode = match a.mode.as_deref() {
-        // FQ-CoDel marks by default, as Linux's and ns-3's do.
-        None if a.kind == "fq_codel" => AqmMode::Mark,
+        None if crate::aqm::default_marks(&a.kind) => AqmMode::Mark,
         None | Some("drop") => AqmMode::Drop,
         Some("mark") => AqmMode::Mark,
         Some(other) => {

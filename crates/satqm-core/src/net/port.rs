@@ -647,10 +647,19 @@ impl Port {
             limit,
             ..
         } = self;
-        queue.sched_enqueue(q, *limit, |q, _| {
+        let mark = queue.sched_enqueue(q, *limit, |q, e| {
             *bytes -= q.pkt.size as u64;
-            count_in(cold, &q.pkt, q.index, DropReason::Overflow, sink);
+            let why = match e {
+                QdiscDrop::Overflow => DropReason::Overflow,
+                QdiscDrop::Early => DropReason::EarlyDrop,
+            };
+            count_in(cold, &q.pkt, q.index, why, sink);
         });
+        if mark.is_some() {
+            let mut marked = *pkt;
+            marked.flags |= flags::CE;
+            self.count(&marked, index, DropReason::EarlyMark, sink);
+        }
         if !idle {
             self.wake(l, self.busy_until, sink);
             return Admitted::Done;

@@ -1,6 +1,7 @@
 //! Physical buffers of output ports: one FIFO, two virtual queues that
 //! share one buffer and one transmitter (the RED+Tail structure), or a
-//! flow-queuing scheduler that decides drops itself (FQ-CoDel).
+//! flow-queuing scheduler that decides drops itself (FQ-CoDel, FQ-PIE,
+//! FQ-COBALT, COBALT).
 //!
 //! The port owns a [`Buffer`]; the simulator pushes packets into it (with
 //! the virtual queue the classifier chose) and pops the next packet to
@@ -8,7 +9,7 @@
 //! packets together, whichever virtual queue holds them.
 
 pub mod dualpi2;
-pub mod fq_codel;
+pub mod fq;
 pub mod parallel;
 
 use crate::packet::Packet;
@@ -16,7 +17,7 @@ use crate::ring::Ring;
 use crate::time::SimTime;
 
 pub use dualpi2::{DualPi2, DualPi2Params, DualScheduler};
-pub use fq_codel::{FqCodel, FqCodelParams, FqMark, QdiscDrop};
+pub use fq::{CobaltParams, FlowAqmParams, Fq, FqMark, FqParams, Overflow, QdiscDrop};
 pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
 
 /// What an algorithm sees of the queue it monitors.
@@ -75,8 +76,9 @@ enum BufferKind {
 enum Structured {
     /// Two virtual queues with a bandwidth split (RED+Tail).
     Parallel(ParallelQueues),
-    /// Flow queues under a scheduler with its own AQM (FQ-CoDel).
-    FqCodel(FqCodel),
+    /// Flow queues under a scheduler with an AQM on each (FQ-CoDel,
+    /// FQ-PIE, FQ-COBALT, COBALT).
+    Fq(Fq),
     /// L4S's coupled dual queue (DualPI2).
     DualPi2(DualPi2),
 }
@@ -96,35 +98,37 @@ impl Buffer {
         }
     }
 
-    /// An empty FQ-CoDel discipline.
-    pub fn fq_codel(f: FqCodel) -> Buffer {
+    /// An empty flow-queuing discipline.
+    pub fn fq(f: Fq) -> Buffer {
         Buffer {
             len: 0,
-            kind: BufferKind::Structured(Box::new(Structured::FqCodel(f))),
+            kind: BufferKind::Structured(Box::new(Structured::Fq(f))),
         }
     }
 
-    /// Whether the buffer schedules and drops by itself (FQ-CoDel): the
+    /// Whether the buffer schedules and drops by itself (flow queuing,
+    /// DualPI2): the
     /// port enqueues through [`sched_enqueue`](Self::sched_enqueue) and dequeues
     /// through [`sched_dequeue`](Self::sched_dequeue).
     pub fn is_scheduler(&self) -> bool {
         matches!(&self.kind, BufferKind::Structured(s)
-            if matches!(**s, Structured::FqCodel(_) | Structured::DualPi2(_)))
+            if matches!(**s, Structured::Fq(_) | Structured::DualPi2(_)))
     }
 
-    /// Hand `q` to the scheduler; what it drops to stay within `limit` is
-    /// given to `dropped`.
+    /// Hand `q` to the scheduler; what it drops (the arrival, or others to
+    /// stay within `limit`) is given to `dropped`. Returns the label of the
+    /// arrival's mark, if it was marked on the way in.
     pub fn sched_enqueue(
         &mut self,
         q: Queued,
         limit: BufferLimit,
         dropped: impl FnMut(Queued, QdiscDrop),
-    ) {
+    ) -> Option<&'static str> {
         let bucket = match self.structured_mut() {
-            Some(Structured::FqCodel(f)) => f.bucket_of(&q.pkt),
+            Some(Structured::Fq(f)) => f.bucket_of(&q.pkt),
             _ => 0,
         };
-        self.enqueue_to(bucket, q, limit, dropped);
+        self.enqueue_to(bucket, q, limit, dropped)
     }
 
     /// The scheduler's next packet at `now` and the label of its mark, if
@@ -135,7 +139,7 @@ impl Buffer {
         mut dropped: impl FnMut(Queued, QdiscDrop),
     ) -> Option<(Queued, Option<&'static str>)> {
         let (out, len) = match self.structured_mut() {
-            Some(Structured::FqCodel(f)) => {
+            Some(Structured::Fq(f)) => {
                 let out = f.dequeue(now).map(|(q, m)| (q, m.map(FqMark::name)));
                 f.take_dropped().for_each(|(q, e)| dropped(q, e));
                 (out, f.len())
@@ -151,11 +155,13 @@ impl Buffer {
         out
     }
 
-    /// A scheduler's periodic update (DualPI2's PI2 controller), if it has
-    /// one.
+    /// A scheduler's periodic update (DualPI2's PI2 controller, FQ-PIE's
+    /// probabilities), if it has one.
     pub fn sched_update(&mut self, now: SimTime) {
-        if let Some(Structured::DualPi2(d)) = self.structured_mut() {
-            d.update(now);
+        match self.structured_mut() {
+            Some(Structured::DualPi2(d)) => d.update(now),
+            Some(Structured::Fq(f)) => f.update(),
+            _ => {}
         }
     }
 
@@ -164,6 +170,7 @@ impl Buffer {
         match &self.kind {
             BufferKind::Structured(s) => match &**s {
                 Structured::DualPi2(d) => Some(d.tupdate()),
+                Structured::Fq(f) => f.update_interval(),
                 _ => None,
             },
             BufferKind::Fifo(_) => None,
@@ -171,29 +178,30 @@ impl Buffer {
     }
 
     /// [`sched_enqueue`](Self::sched_enqueue) with the flow queue given
-    /// (FQ-CoDel's `bucket`, as a replay names it; DualPI2 classifies by
-    /// ECN and ignores it).
+    /// (a flow-queuing discipline's `bucket`, as a replay names it;
+    /// DualPI2 classifies by ECN and ignores it).
     pub fn enqueue_to(
         &mut self,
         bucket: u32,
         q: Queued,
         limit: BufferLimit,
         mut dropped: impl FnMut(Queued, QdiscDrop),
-    ) {
-        let len = match self.structured_mut() {
-            Some(Structured::FqCodel(f)) => {
-                f.enqueue(bucket, q, limit);
+    ) -> Option<&'static str> {
+        let (len, mark) = match self.structured_mut() {
+            Some(Structured::Fq(f)) => {
+                let mark = f.enqueue(bucket, q, limit);
                 f.take_dropped().for_each(|(q, e)| dropped(q, e));
-                f.len()
+                (f.len(), mark.map(FqMark::name))
             }
             Some(Structured::DualPi2(d)) => {
                 d.enqueue(q, limit);
                 d.take_dropped().for_each(|(q, e)| dropped(q, e));
-                d.len()
+                (d.len(), None)
             }
             _ => unreachable!("enqueue_to on a buffer without a scheduler"),
         };
         self.len = len;
+        mark
     }
 
     /// DualPI2's base probability p' (units of 2^-32), if this is one.

@@ -17,7 +17,7 @@ use crate::net::{Framing, Held, PlacedAqm, Routes};
 use crate::probe::{
     CongestionLog, CwndTrace, DropLog, LinkState, SeqTracer, TimeSeries, TrafficTrace,
 };
-use crate::queue::{Buffer, DualPi2, FqCodel, FqCodelParams, ParallelQueues};
+use crate::queue::{Buffer, DualPi2, Fq, FqParams, ParallelQueues};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 use crate::topology::{self, Built, Topology};
@@ -198,10 +198,11 @@ impl Simulation {
                     format!(
                         "link {:?} has backpressure, which {} does not support",
                         a.at,
-                        match a.params {
+                        match &a.params {
                             AqmParams::RedTail(_) => "red_tail",
                             AqmParams::DualPi2(_) => "dualpi2",
-                            _ => "fq_codel",
+                            AqmParams::Fq(p) => p.kind(),
+                            _ => "a queue structure",
                         }
                     ),
                 )
@@ -215,16 +216,17 @@ impl Simulation {
                     let vqs = ParallelQueues::new(split, link.rate());
                     link.port.set_buffer(Buffer::parallel_queues(vqs));
                 }
-                AqmParams::FqCodel(p) => {
-                    let p = FqCodelParams {
+                AqmParams::Fq(p) => {
+                    let p = FqParams {
                         ecn: a.mode == AqmMode::Mark,
                         ..p.clone()
                     };
-                    // The hash's perturbation, from the run's seed.
-                    let perturb =
-                        Rng::stream(self.seed, "fq_codel", i as u64).uniform_u64(0, u64::MAX);
-                    link.port
-                        .set_buffer(Buffer::fq_codel(FqCodel::new(p, perturb)));
+                    // The hash's perturbation and the random draws, from
+                    // the run's seed.
+                    let mut rng = Rng::stream(self.seed, "fq_codel", i as u64);
+                    let perturb = rng.uniform_u64(0, u64::MAX);
+                    let draws = rng.uniform_u64(0, u64::MAX);
+                    link.port.set_buffer(Buffer::fq(Fq::new(p, perturb, draws)));
                 }
                 AqmParams::DualPi2(p) => {
                     link.port.set_buffer(Buffer::dualpi2(DualPi2::new(p)));
