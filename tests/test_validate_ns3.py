@@ -101,7 +101,7 @@ def test_new_ns3_parameters_leave_the_other_scenarios_unchanged():
         assert line in src
     assert "bool redHardDrop = true;" in src
     for d in S.scenarios(quick=False):
-        if d["tcp"]["cc"] == "reno" and d["aqm"]["kind"] != "fq_codel":
+        if d["tcp"]["cc"] == "reno" and not d["aqm"]["kind"].startswith("fq_"):
             p = S.ns3_params(d)
             assert p["tcp"] == "NewReno" and not p["pacing"] and not p["ecn"]
             assert "redUseEcn" not in p
@@ -137,8 +137,36 @@ def test_fq_codel_scenarios_set_ns3_as_satqm():
     src = (Path(compare.__file__).parent / "ns3" / "dumbbell.cc").read_text()
     assert "uint32_t fqQuantum = 0;" in src and "bool fqUseEcn = true;" in src
     for d in S.scenarios(quick=False):
-        if d["aqm"]["kind"] != "fq_codel":
+        if not d["aqm"]["kind"].startswith("fq_"):
             assert not any(k.startswith("fq") for k in S.ns3_params(d))
+
+
+def test_fq_pie_and_fq_cobalt_scenarios_set_ns3_as_satqm():
+    """FQ-PIE runs as ns-3's FqPieQueueDisc (satqm's PIE parameters, drops
+    from the fattest queue), FQ-COBALT as FqCobaltQueueDisc; three runs of
+    each group, under the FQ-CoDel bounds."""
+    names: dict = {}
+    for d in S.scenarios(quick=False):
+        names.setdefault(d["group"], d)
+    pie = S.ns3_params(names["fqpie-geo-n5"])
+    assert pie["queueDisc"] == "fq_pie" and pie["fqDropBatch"] == 64 and pie["fqUseEcn"]
+    assert (pie["pieTarget"], pie["pieTupdate"], pie["pieMaxBurst"]) == (0.015, 0.015, 0.15)
+    assert "ns3::FqPieQueueDisc::A=0.125" in pie["attrs"] and "codelTarget" not in pie
+    text = S.satqm_toml(names["fqpie-geo-n5"])
+    assert 'kind = "fq_pie"' in text and 'overflow = "fattest"' in text
+    cobalt = S.ns3_params(names["fqcobalt-terr-n5-ecn"])
+    assert cobalt["queueDisc"] == "fq_cobalt" and cobalt["ecn"] and "pieTarget" not in cobalt
+    assert (cobalt["codelTarget"], cobalt["codelInterval"]) == (0.005, 0.100)
+    groups = [d["group"] for d in S.scenarios(quick=False)]
+    for aqm, link, n, variant in S.FQ_OTHER_SCENARIOS:
+        g = S.fq_name(link, n, variant, aqm)
+        assert groups.count(g) == S.FQ_REPLICATES
+        assert compare.bounds_for(g) == compare.FQ_BOUNDS
+    bad = dict(names["fqpie-geo-n5"], aqm=dict(S.AQMS["fq_pie"], overflow="tail"))
+    with pytest.raises(ValueError, match="fattest"):
+        S.ns3_params(bad)
+    src = (Path(compare.__file__).parent / "ns3" / "dumbbell.cc").read_text()
+    assert '"ns3::FqPieQueueDisc"' in src and '"ns3::FqCobaltQueueDisc"' in src
 
 
 def test_a_changed_parameter_shows_on_one_side_only():

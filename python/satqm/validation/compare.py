@@ -109,10 +109,10 @@ def bounds_for(group: str) -> dict[str, float] | None:
     """The bounds that apply to a scenario group: :data:`BOUNDS` on DropTail
     and RED on the plain dumbbell (scenario 1 and its RED variant),
     :data:`CC_BOUNDS` on the congestion-control scenarios, :data:`FQ_BOUNDS`
-    on the FQ-CoDel ones, none elsewhere."""
+    on the flow-queuing ones, none elsewhere."""
     if group.startswith(("droptail-n", "red-n", "red-gentle-n")):
         return BOUNDS
-    if group.startswith("fq-"):
+    if group.startswith(("fq-", "fqpie-", "fqcobalt-")):
         return FQ_BOUNDS
     if group.startswith(("geo-", "terr-")):
         return CC_BOUNDS
@@ -476,7 +476,7 @@ def describe(desc: dict[str, Any]) -> str:
     loss = desc["bottleneck"]["loss"]
     b, cc = desc["bottleneck"], desc["tcp"].get("cc", "reno")
     path = ""
-    if cc != "reno" or b["rate_bps"] != 10e6 or q["kind"] == "fq_codel":
+    if cc != "reno" or b["rate_bps"] != 10e6 or q["kind"].startswith("fq_"):
         path = (
             f"; bottleneck {b['rate_bps'] / 1e6:g} Mbit/s, {b['delay_s'] * 1e3:g} ms, "
             f"{b['buffer_packets']} packets"

@@ -114,6 +114,34 @@ AQMS: dict[str, dict[str, Any]] = {
         "drop_batch": 64,
         "mode": "mark",
     },
+    # ns-3's FqPieQueueDisc: a PieQueueDisc per flow queue (its A, B, target,
+    # update period, burst allowance and mean packet size as satqm's PIE
+    # above), drops from the fattest queue over the limit
+    "fq_pie": {
+        "kind": "fq_pie",
+        "flows": 1024,
+        "quantum": 1514,
+        "target_s": 0.015,
+        "t_update_s": 0.015,
+        "alpha": 0.125,
+        "beta": 1.25,
+        "max_burst_s": 0.150,
+        "mean_packet_size": PACKET,
+        "overflow": "fattest",
+        "drop_batch": 64,
+        "mode": "mark",
+    },
+    # ns-3's FqCobaltQueueDisc: a CobaltQueueDisc per flow queue with ns-3's
+    # BLUE steps and threshold (satqm's defaults)
+    "fq_cobalt": {
+        "kind": "fq_cobalt",
+        "flows": 1024,
+        "quantum": 1514,
+        "target_s": 0.005,
+        "interval_s": 0.100,
+        "drop_batch": 64,
+        "mode": "mark",
+    },
 }
 
 
@@ -412,21 +440,35 @@ FQ_REPLICATES = 3
 FQ_QUICK: list[tuple[str, int, str]] = [("geo", 5, ""), ("terr", 5, "")]
 
 
-def fq_name(link: str, flows: int, variant: str = "") -> str:
-    return f"fq-{link}-n{flows}" + (f"-{variant}" if variant else "")
+#: The FQ-PIE and FQ-COBALT scenarios (set 6): (discipline, link, flows,
+#: variant), as the FQ-CoDel ones.
+FQ_OTHER_SCENARIOS: list[tuple[str, str, int, str]] = [
+    (aqm, link, 5, variant)
+    for aqm in ("fq_pie", "fq_cobalt")
+    for link, variant in (("geo", ""), ("terr", ""), ("terr", "ecn"))
+]
+
+#: Scenario-name prefix of each flow-queuing discipline.
+FQ_PREFIX = {"fq_codel": "fq", "fq_pie": "fqpie", "fq_cobalt": "fqcobalt"}
 
 
-def fq_scenario(link: str, flows: int, variant: str = "") -> dict[str, Any]:
-    """One FQ-CoDel scenario: ``flows`` NewReno flows with SACK over the
-    ``link`` dumbbell (:data:`LINKS`) behind FQ-CoDel (:data:`AQMS`), with
-    the variant's access delays or ECN."""
+def fq_name(link: str, flows: int, variant: str = "", aqm: str = "fq_codel") -> str:
+    return f"{FQ_PREFIX[aqm]}-{link}-n{flows}" + (f"-{variant}" if variant else "")
+
+
+def fq_scenario(link: str, flows: int, variant: str = "", aqm: str = "fq_codel") -> dict[str, Any]:
+    """One flow-queuing scenario: ``flows`` NewReno flows with SACK over the
+    ``link`` dumbbell (:data:`LINKS`) behind ``aqm`` (FQ-CoDel, FQ-PIE or
+    FQ-COBALT, :data:`AQMS`), with the variant's access delays or ECN."""
     if variant not in ("", "rtt", "ecn"):
         raise ValueError(f"unknown FQ-CoDel variant {variant!r}")
+    if aqm not in FQ_PREFIX:
+        raise ValueError(f"unknown flow-queuing discipline {aqm!r}")
     ln = LINKS[link]
     d = make(
-        fq_name(link, flows, variant),
+        fq_name(link, flows, variant, aqm),
         flows=flows,
-        aqm="fq_codel",
+        aqm=aqm,
         recovery="sack",
         rate_bps=ln["rate_bps"],
         delay_s=ln["delay_s"],
@@ -528,6 +570,8 @@ def scenarios(quick: bool = False) -> list[dict[str, Any]]:
         out += _replicated(cc_scenario(link, aqm, n, cc), reps)
     for link, n, variant in FQ_SCENARIOS:
         out += _replicated(fq_scenario(link, n, variant), FQ_REPLICATES if n > 1 else 1)
+    for aqm, link, n, variant in FQ_OTHER_SCENARIOS:
+        out += _replicated(fq_scenario(link, n, variant, aqm), FQ_REPLICATES)
     return out
 
 
@@ -756,6 +800,27 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
             fqMinBytes=q["mtu"],
             fqUseEcn=q.get("mode", "mark") == "mark",
         )
+    elif kind in ("fq_pie", "fq_cobalt"):
+        if q.get("ce_threshold_s") is not None:
+            raise ValueError(f"the ns-3 comparison runs {kind} without ce_threshold")
+        if kind == "fq_pie" and q.get("overflow") != "fattest":
+            raise ValueError("ns-3's FqPieQueueDisc drops from the fattest queue")
+        p.update(
+            fqFlows=q["flows"],
+            fqQuantum=q["quantum"],
+            fqDropBatch=q["drop_batch"],
+            fqUseEcn=q.get("mode", "mark") == "mark",
+        )
+        if kind == "fq_pie":
+            p.update(
+                pieTarget=q["target_s"],
+                pieTupdate=q["t_update_s"],
+                pieMaxBurst=q["max_burst_s"],
+                pieDqRate=False,
+                attrs=f"ns3::FqPieQueueDisc::A={q['alpha']};ns3::FqPieQueueDisc::B={q['beta']}",
+            )
+        else:
+            p.update(codelTarget=q["target_s"], codelInterval=q["interval_s"])
     # experiments only: ns-3 settings toggled on one side (docs/validation.md)
     p.update(d.get("ns3_extra", {}))
     return p
@@ -854,6 +919,33 @@ def params_from_toml(text: str) -> dict[str, Any]:
             quantum=int(aqm.get("quantum", 1514)),
             drop_batch=int(aqm.get("drop_batch", 64)),
             ecn_marks=aqm.get("mode", "mark") == "mark",
+        )
+    elif kind == "fq_pie":
+        out.update(
+            flows=int(aqm.get("flows", 1024)),
+            quantum=int(aqm.get("quantum", 1514)),
+            overflow=aqm.get("overflow", "tail"),
+            drop_batch=int(aqm.get("drop_batch", 64)),
+            ecn_marks=aqm.get("mode", "drop") == "mark",
+            target_s=_time(aqm.get("target", "15ms")),
+            t_update_s=_time(aqm.get("t_update", "15ms")),
+            alpha=float(aqm.get("alpha", 0.125)),
+            beta=float(aqm.get("beta", 1.25)),
+            max_burst_s=_time(aqm.get("max_burst", "150ms")),
+            mean_packet_size=int(aqm.get("mean_packet_size", 1500)),
+        )
+    elif kind == "fq_cobalt":
+        out.update(
+            flows=int(aqm.get("flows", 1024)),
+            quantum=int(aqm.get("quantum", 1514)),
+            overflow=aqm.get("overflow", "fattest"),
+            drop_batch=int(aqm.get("drop_batch", 64)),
+            ecn_marks=aqm.get("mode", "mark") == "mark",
+            target_s=_time(aqm.get("target", "5ms")),
+            interval_s=_time(aqm.get("interval", "100ms")),
+            p_inc=float(aqm.get("p_inc", 1 / 256)),
+            p_dec=float(aqm.get("p_dec", 1 / 4096)),
+            blue_threshold_s=_time(aqm.get("blue_threshold", "400ms")),
         )
     return out
 
@@ -990,4 +1082,33 @@ def params_from_ns3(args: list[str]) -> dict[str, Any]:
             drop_batch=i("fqDropBatch"),
             ecn_marks=b("fqUseEcn"),
         )
+    elif kind in ("fq_pie", "fq_cobalt"):
+        out.update(
+            flows=i("fqFlows"),
+            quantum=i("fqQuantum") or 1500,
+            overflow="fattest",  # FqPieDrop / FqCobaltDrop
+            drop_batch=i("fqDropBatch"),
+            ecn_marks=b("fqUseEcn"),
+        )
+        if kind == "fq_pie":
+            attrs = dict(x.split("=", 1) for x in kv.get("attrs", "").split(";") if x)
+            if b("pieDqRate"):
+                raise ValueError("expected PIE with timestamps (no dequeue-rate estimator)")
+            out.update(
+                target_s=f("pieTarget"),
+                t_update_s=f("pieTupdate"),
+                alpha=float(attrs["ns3::FqPieQueueDisc::A"]),
+                beta=float(attrs["ns3::FqPieQueueDisc::B"]),
+                max_burst_s=f("pieMaxBurst"),
+                mean_packet_size=i("mss") + 40,  # the program's MeanPktSize
+            )
+        else:
+            out.update(
+                target_s=f("codelTarget"),
+                interval_s=f("codelInterval"),
+                # CobaltQueueDisc's defaults, which FqCobaltQueueDisc keeps
+                p_inc=1 / 256,
+                p_dec=1 / 4096,
+                blue_threshold_s=0.4,
+            )
     return out

@@ -883,6 +883,33 @@ main(int argc, char* argv[])
                              "Target", StringValue(std::to_string(std::llround(codelTarget * 1e9)) + "ns"),
                              "Interval", StringValue(std::to_string(std::llround(codelInterval * 1e9)) + "ns"));
     }
+    else if (queueDisc == "fq_pie")
+    {
+        // A PieQueueDisc per flow queue; A and B come in through --attrs
+        // (ns3::FqPieQueueDisc::A/B).
+        tch.SetRootQueueDisc("ns3::FqPieQueueDisc",
+                             "MaxSize", QueueSizeValue(qlimit),
+                             "Flows", UintegerValue(fqFlows),
+                             "DropBatchSize", UintegerValue(fqDropBatch),
+                             "UseEcn", BooleanValue(fqUseEcn),
+                             "MeanPktSize", UintegerValue(ipPktSize),
+                             "QueueDelayReference", TimeValue(Seconds(pieTarget)),
+                             "Tupdate", TimeValue(Seconds(pieTupdate)),
+                             "MaxBurstAllowance", TimeValue(Seconds(pieMaxBurst)),
+                             "UseDequeueRateEstimator", BooleanValue(pieDqRate));
+    }
+    else if (queueDisc == "fq_cobalt")
+    {
+        // A CobaltQueueDisc per flow queue, with CoDel's target and interval
+        // from codelTarget/codelInterval and ns-3's BLUE defaults.
+        tch.SetRootQueueDisc("ns3::FqCobaltQueueDisc",
+                             "MaxSize", QueueSizeValue(qlimit),
+                             "Flows", UintegerValue(fqFlows),
+                             "DropBatchSize", UintegerValue(fqDropBatch),
+                             "UseEcn", BooleanValue(fqUseEcn),
+                             "Target", StringValue(std::to_string(std::llround(codelTarget * 1e9)) + "ns"),
+                             "Interval", StringValue(std::to_string(std::llround(codelInterval * 1e9)) + "ns"));
+    }
     else // codel
     {
         tch.SetRootQueueDisc("ns3::CoDelQueueDisc",
@@ -917,13 +944,21 @@ main(int argc, char* argv[])
 
     QueueDiscContainer qdiscs = tch.Install(btlDev);
     Ptr<QueueDisc> qdisc = qdiscs.Get(0);
-    if (auto fq = DynamicCast<FqCoDelQueueDisc>(qdisc))
+    // The quantum has no attribute: set before the queue disc is initialized
+    // (0 keeps ns-3's default, the device's MTU).
+    if (fqQuantum > 0)
     {
-        // no attribute: set before the queue disc is initialized (0 keeps
-        // ns-3's default, the device's MTU)
-        if (fqQuantum > 0)
+        if (auto fq = DynamicCast<FqCoDelQueueDisc>(qdisc))
         {
             fq->SetQuantum(fqQuantum);
+        }
+        else if (auto fqpie = DynamicCast<FqPieQueueDisc>(qdisc))
+        {
+            fqpie->SetQuantum(fqQuantum);
+        }
+        else if (auto fqcobalt = DynamicCast<FqCobaltQueueDisc>(qdisc))
+        {
+            fqcobalt->SetQuantum(fqQuantum);
         }
     }
 

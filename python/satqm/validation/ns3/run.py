@@ -50,7 +50,7 @@ PARAMS: dict[str, tuple[Any, Any, str]] = {
     "bufferPackets": (int, 800, "bottleneck queue-disc limit, packets"),
     "accessBufferPackets": (int, 100000, "device queue on every other device, packets"),
     "deviceQueuePackets": (int, 1, "bottleneck NetDevice queue under the queue disc, packets"),
-    "queueDisc": (str, "droptail", "droptail|red|ared|pie|codel|fq_codel"),
+    "queueDisc": (str, "droptail", "droptail|red|ared|pie|codel|fq_codel|fq_pie|fq_cobalt"),
     "minTh": (float, 5, "RED min threshold, packets"),
     "maxTh": (float, 15, "RED max threshold, packets"),
     "maxP": (float, 0.02, "RED max_p (LInterm = 1/maxP)"),
