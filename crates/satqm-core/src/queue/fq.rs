@@ -28,9 +28,9 @@
 //! Over the buffer limit, either the arriving packet is kept and packets
 //! are dropped from the head of the queue with the largest backlog, up to
 //! half of it or `drop_batch` packets (`fq_codel_drop()`; that queue's
-//! AQM is told: CoDel's count grows by as many, COBALT's BLUE rises), or
-//! the arriving packet is dropped (`overflow = "tail"`, Linux's FQ-PIE and
-//! a single COBALT queue).
+//! CoDel count grows by as many), or the arriving packet is dropped
+//! (`overflow = "tail"`, Linux's FQ-PIE and a single COBALT queue, whose
+//! BLUE then rises).
 //!
 //! With ECN (`mode = "mark"`) the AQM marks an ECN-capable packet instead
 //! of dropping it (PIE only while its probability is at most
@@ -469,7 +469,7 @@ impl Fq {
             BufferLimit::Bytes(b) => self.bytes > b,
         };
         if over {
-            self.drop_from_fattest(now);
+            self.drop_from_fattest();
         }
         mark
     }
@@ -477,7 +477,7 @@ impl Fq {
     /// `fq_codel_drop()`: from the head of the queue with the largest
     /// backlog (the first such), until half of its backlog or `drop_batch`
     /// packets are gone.
-    fn drop_from_fattest(&mut self, now: SimTime) {
+    fn drop_from_fattest(&mut self) {
         let mut fattest = 0;
         let mut max = 0;
         for (i, fq) in self.queues.iter().enumerate() {
@@ -496,11 +496,11 @@ impl Fq {
                 break;
             }
         }
-        // As Linux: the queue's AQM signals harder too.
-        match &mut self.queues[fattest].aqm {
-            FlowAqm::Codel(c) => c.count = c.count.wrapping_add(n),
-            FlowAqm::Cobalt(_) => self.cobalt_queue_full(fattest, now),
-            FlowAqm::Pie(_) => {}
+        // As Linux's FQ-CoDel: the queue's CoDel signals harder too. (ns-3's
+        // FQ-COBALT tells its COBALT nothing of a batch drop; nor does
+        // FQ-PIE.)
+        if let FlowAqm::Codel(c) = &mut self.queues[fattest].aqm {
+            c.count = c.count.wrapping_add(n);
         }
     }
 
