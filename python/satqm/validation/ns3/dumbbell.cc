@@ -594,7 +594,7 @@ main(int argc, char* argv[])
     cmd.AddValue("bufferPackets", "bottleneck queue-disc limit (packets)", bufferPackets);
     cmd.AddValue("accessBufferPackets", "device queue limit on all non-bottleneck devices (packets)", accessBufferPackets);
     cmd.AddValue("deviceQueuePackets", "NetDevice queue under the bottleneck queue disc (packets)", deviceQueuePackets);
-    cmd.AddValue("queueDisc", "droptail|red|ared|pie|codel|fq_codel", queueDisc);
+    cmd.AddValue("queueDisc", "droptail|red|ared|pie|codel|fq_codel|fq_pie|fq_cobalt", queueDisc);
     cmd.AddValue("minTh", "RED min threshold (packets)", redMinTh);
     cmd.AddValue("maxTh", "RED max threshold (packets)", redMaxTh);
     cmd.AddValue("maxP", "RED max drop probability (LInterm = 1/maxP)", redMaxP);
@@ -710,9 +710,11 @@ main(int argc, char* argv[])
         }
     }
     if (queueDisc != "droptail" && queueDisc != "red" && queueDisc != "ared" && queueDisc != "pie" &&
-        queueDisc != "codel" && queueDisc != "fq_codel")
+        queueDisc != "codel" && queueDisc != "fq_codel" && queueDisc != "fq_pie" &&
+        queueDisc != "fq_cobalt")
     {
-        Fail("queueDisc must be droptail|red|ared|pie|codel|fq_codel, got '" + queueDisc + "'");
+        Fail("queueDisc must be droptail|red|ared|pie|codel|fq_codel|fq_pie|fq_cobalt, got '" +
+             queueDisc + "'");
     }
     if (fqFlows == 0 || fqDropBatch == 0)
     {
