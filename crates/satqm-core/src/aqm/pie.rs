@@ -39,12 +39,14 @@ pub struct Pie {
     qdelay_old: f64,
     last_sojourn: f64,
     qdelay: f64,
-    burst_allowance: f64,
+    /// Kept in whole nanoseconds, so that `max_burst` runs out after exactly
+    /// `max_burst / t_update` updates.
+    burst_allowance: SimTime,
 }
 
 impl Pie {
     pub fn new(p: PieParams) -> Pie {
-        let burst = p.max_burst.secs_f64();
+        let burst = p.max_burst;
         Pie {
             p,
             prob: 0.0,
@@ -66,7 +68,7 @@ impl Pie {
             && self.p.target > SimTime::ZERO
             && self.qdelay_old == 0.0
             && self.qdelay == 0.0
-            && self.burst_allowance == self.p.max_burst.secs_f64()
+            && self.burst_allowance == self.p.max_burst
     }
 
     pub fn on_departure(&mut self, sojourn: SimTime, _q: &QueueView) {
@@ -110,9 +112,9 @@ impl Pie {
         if qdelay == 0.0 && self.qdelay_old == 0.0 {
             self.prob *= 0.98;
         }
-        self.burst_allowance = (self.burst_allowance - self.p.t_update.secs_f64()).max(0.0);
+        self.burst_allowance = self.burst_allowance.saturating_sub(self.p.t_update);
         if self.prob == 0.0 && qdelay < target / 2.0 && self.qdelay_old < target / 2.0 {
-            self.burst_allowance = self.p.max_burst.secs_f64();
+            self.burst_allowance = self.p.max_burst;
         }
         self.qdelay_old = qdelay;
         self.qdelay = qdelay;
@@ -125,7 +127,7 @@ impl Pie {
         q: &QueueView,
         u: f64,
     ) -> Verdict {
-        if self.burst_allowance > 0.0
+        if self.burst_allowance > SimTime::ZERO
             || (self.qdelay_old < self.p.target.secs_f64() / 2.0 && self.prob < 0.2)
             || q.q_bytes as f64 <= 2.0 * self.p.mean_packet_size
         {
