@@ -206,7 +206,7 @@ pub fn qdisc_replay(
                     index: pkt.uid,
                     enqueued_at: t,
                 };
-                buffer.enqueue_to(bucket, q, limit, |q, _| step.dropped.push(q.index));
+                step.mark = buffer.enqueue_to(bucket, q, limit, |q, _| step.dropped.push(q.index));
             }
             QdiscOp::Dequeue { t } => {
                 if let Some((q, mark)) = buffer.sched_dequeue(t, |q, _| step.dropped.push(q.index))

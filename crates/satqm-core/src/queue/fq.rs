@@ -470,6 +470,10 @@ impl Fq {
         };
         if over {
             self.drop_from_fattest();
+            // A marked arrival that the batch took is a drop, not a mark.
+            if mark.is_some() && self.dropped.iter().any(|(d, _)| d.index == q.index) {
+                mark = None;
+            }
         }
         mark
     }
