@@ -76,6 +76,8 @@ EXPLAINED.update(
         "its backlog from the head, as Linux (set 6, F1)",
         "fq-geo-n1": "one flow: the slow-start exit decides the run (set 6, F3)",
         "fq-geo-n5": "ns-3's CoDel sojourn leaves out the device queue's packet (set 6, F2)",
+        "fqpie-geo-n5": "ns-3's PIE: burst allowance, re-arming, no 250 ms step, and the "
+        "device queue's packet left out of its sojourn (set 6, F4)",
     }
 )
 _NEWRENO_WHY = "ns-3 NewReno without SACK enters fast recovery on one duplicate ACK (section 1)"
