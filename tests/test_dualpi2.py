@@ -87,3 +87,31 @@ def test_a_zero_range_is_a_step() -> None:
     bad = COEXISTENCE.read_text().replace('kind = "dualpi2"', 'kind = "dualpi2"\nrange = "-1 ms"')
     with pytest.raises(satqm.ConfigError, match=r"aqm\[0\]\.range"):
         satqm.Scenario.from_toml(bad).check()
+
+
+def test_single_queue_pi2_balances_the_rates_but_the_l4s_flow_waits_as_long() -> None:
+    # The same coupling in one FIFO (kind = "pi2"): the rates still balance,
+    # but the L4S packets wait behind the classic ones at the PI2 target.
+    text = COEXISTENCE.read_text().replace('kind = "dualpi2"', 'kind = "pi2"')
+    res = satqm.run(satqm.Scenario.from_toml(text), seed=1)
+    f = res.flows.set_index("flow")
+    ratio = f.loc[0]["goodput_bps"] / f.loc[1]["goodput_bps"]
+    assert 0.8 < ratio < 1.4, ratio
+    l_p50 = res.delay_quantile(0.5, packets="l4s")
+    c_p50 = res.delay_quantile(0.5, packets="classic")
+    assert 10.0 < l_p50 < 20.0 and abs(l_p50 - c_p50) < 2.0, (l_p50, c_p50)
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "message"),
+    [
+        ('mode = "mark"', "aqm[0].mode", "pi2 marks L4S packets"),
+        ('tshift = "10 ms"', "aqm[0].tshift", "not a parameter of pi2"),
+        ("k = 0", "aqm[0].k", ""),
+    ],
+)
+def test_pi2_keys_are_named(extra: str, key: str, message: str) -> None:
+    text = COEXISTENCE.read_text().replace('kind = "dualpi2"', f'kind = "pi2"\n{extra}')
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(text).check()
+    assert key in str(e.value) and message in str(e.value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
@@ -18,9 +19,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from oracles import qdisc_spec_toml  # noqa: E402
 from oracles.dualpi2 import (  # noqa: E402
     BRANCHES,
     ONE,
+    PI2,
     RARE_BRANCHES,
     VARIANTS,
     DualPI2,
@@ -29,6 +32,11 @@ from oracles.dualpi2 import (  # noqa: E402
     spec_toml,
 )
 from oracles.dualpi2_traces import Source, Trace, check_trace, generate  # noqa: E402
+
+
+def pi2_spec_toml(params: dict) -> str:
+    return qdisc_spec_toml(PI2, params)
+
 
 MS = 1_000_000
 US = 1_000
@@ -521,4 +529,51 @@ def test_replay_matches_oracle(i, seed):
             pytest.fail(
                 f"dualpi2 output differs at op {idx}: {op}\n"
                 f"  oracle:    {want}\n  simulator: {have_n}"
+            )
+
+
+# ---------------------------------------------------------------------------
+# the single-queue coupled PI2 (kind = "pi2")
+# ---------------------------------------------------------------------------
+
+PI2_CASES = [(0, 1), (0, 2), (1, 1), (3, 1)]  # mix, overload, slow-link
+
+
+@cache
+def pi2_trace(i: int, seed: int) -> Trace:
+    sc = SCENARIOS[i]
+    return generate({}, sc.limit_packets, sc.rate_bps, sc.sources, sc.duration, seed, cls=PI2)
+
+
+def test_pi2_keeps_one_fifo_and_marks_scalable_packets_with_k_p():
+    q = PI2({}, 100)
+    codepoints = ("ect1", "not-ect", "ect1", "ect1", "ect0")
+    for t, ecn in enumerate(codepoints):
+        q.apply(enq(t, ecn))
+    assert not q.lq and [p.id for p in q.cq] == [0, 1, 2, 3, 4]
+    q.prob = 1 << 30  # p' = 1/4: p_CL = k p' = 1/2, p_C = p'^2 = 1/16
+    sent = [q.apply(deq(10 * MS)) for _ in codepoints]
+    assert [s["sent"] for s in sent] == [0, 1, 2, 3, 4]
+    # recur() per class: the scalable packets accumulate 1/2 each and the
+    # third goes over one; the classic ones 1/16 each
+    assert [s["mark"] for s in sent] == [None, None, None, "l4s", None]
+    with pytest.raises(ValueError, match="unknown parameter"):
+        PI2({"tshift": 0.01}, 10)
+
+
+PI2_IDS = [f"pi2-{SCENARIOS[i].name}-s{s}" for i, s in PI2_CASES]
+
+
+@pytest.mark.parametrize("i,seed", PI2_CASES, ids=PI2_IDS)
+def test_pi2_replay_matches_oracle(i, seed):
+    qdisc_replay = _replay_fn()
+    tr = pi2_trace(i, seed)
+    marks = Counter(o.get("mark") for o in tr.outputs if o.get("mark"))
+    assert marks["l4s"] > 0 or i == 3
+    got = list(qdisc_replay(pi2_spec_toml({}), tr.limit_packets, tr.ops))
+    for idx, (op, want, have) in enumerate(zip(tr.ops, tr.outputs, got)):
+        have_n = _normalise(have, op)
+        if have_n != want:
+            pytest.fail(
+                f"pi2 output differs at op {idx}: {op}\n  oracle:    {want}\n  simulator: {have_n}"
             )

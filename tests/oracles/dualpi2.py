@@ -339,7 +339,7 @@ class DualPI2:
         unknown = sorted(set(params) - set(self.defaults))
         if unknown:
             raise ValueError(f"dualpi2: unknown parameter(s) {unknown}")
-        p = {**self.defaults, **params}
+        p = {**DualPI2.defaults, **params}
         # derived defaults (RFC 9332 A.1, in seconds)
         if p["tupdate"] is None:
             p["tupdate"] = min(p["target"], p["rtt_max"] / 3)
@@ -347,7 +347,7 @@ class DualPI2:
             p["alpha"] = 0.1 * p["tupdate"] / p["rtt_max"] ** 2
         if p["beta"] is None:
             p["beta"] = 0.3 / p["rtt_max"]
-        for k in self.time_params:
+        for k in DualPI2.time_params:
             p[k] = to_ns(p[k])
         if p["scheduler"] not in ("tsfifo", "wrr"):
             raise ValueError(
@@ -385,6 +385,7 @@ class DualPI2:
         self.next_id = 0
         self.now = 0
         self.hits: Counter[str] = Counter()
+        self.single = False
 
     def hit(self, branch: str) -> None:
         self.hits[branch] += 1
@@ -425,7 +426,7 @@ class DualPI2:
             self.hit("overlimit")
             return {"dropped": [pid]}
         pkt = Packet(pid, int(size), t, ecn)
-        if ecn in ("ect1", "ce"):
+        if ecn in ("ect1", "ce") and not self.single:
             self.lq.append(pkt)
             self.hit("enq_l")
         else:
@@ -507,7 +508,7 @@ class DualPI2:
             qdelay = t - pkt.t
             guard = "linux_two_mtu" in self.variants and self.bytes < 2 * self.mtu
             mark: str | None = None
-            if which == "L":
+            if which == "L" or (self.single and pkt.ecn in ("ect1", "ce")):
                 if guard:
                     self.hit("l_pass")
                 elif self.overloaded():
@@ -527,7 +528,7 @@ class DualPI2:
                     else:
                         self.hit("l_pass")
                 else:
-                    native = self.laqm(qdelay, n_before)
+                    native = self.laqm(qdelay, n_before) if which == "L" else 0
                     p_l = max(native, self.p_cl)
                     if self.recur("L", p_l):
                         mark = "l4s"
@@ -551,11 +552,40 @@ class DualPI2:
         return {"dropped": dropped, "sent": None, "mark": None}
 
 
+class PI2(DualPI2):
+    """The single-queue coupled PI2 (``kind = "pi2"``; De Schepper et al.,
+    CoNEXT 2016, and RFC 9332 §2.4): DualPI2's controller over one FIFO. A
+    scalable packet (ECT(1) or CE) is judged as an L packet whose native
+    ramp is 0 (``p_L = p_CL``, with the overload rules), a classic one as
+    in the C queue. It has none of the L queue's parameters."""
+
+    kind = "pi2"
+    defaults: dict[str, Any] = {
+        k: DualPI2.defaults[k]
+        for k in ("target", "rtt_max", "tupdate", "alpha", "beta", "k", "p_lmax")
+    }
+    time_params = ("target", "rtt_max", "tupdate")
+
+    def __init__(self, params: dict, limit_packets: int, variants: frozenset = frozenset()):
+        params = dict(params)
+        params.pop("kind", None)
+        unknown = sorted(set(params) - set(self.defaults))
+        if unknown:
+            raise ValueError(f"pi2: unknown parameter(s) {unknown}")
+        super().__init__(params, limit_packets, variants)
+        self.single = True
+
+
 def replay(
-    params: dict, limit_packets: int, ops: list[dict], variants: frozenset = frozenset()
+    params: dict,
+    limit_packets: int,
+    ops: list[dict],
+    variants: frozenset = frozenset(),
+    cls: type = DualPI2,
 ) -> tuple[list[dict], DualPI2]:
-    """Run ``ops`` through a fresh oracle: the outputs, and the oracle."""
-    q = DualPI2(params, limit_packets, variants)
+    """Run ``ops`` through a fresh oracle (``cls``: DualPI2 or PI2): the
+    outputs, and the oracle."""
+    q = cls(params, limit_packets, variants)
     return [q.apply(op) for op in ops], q
 
 

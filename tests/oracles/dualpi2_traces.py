@@ -43,10 +43,12 @@ def generate(
     sources: Sequence[Source],
     duration: float,
     seed: int,
+    cls: type = DualPI2,
 ) -> Trace:
-    """Run sources, transmitter and PI2 timer around a fresh oracle; record
-    the operations and the oracle's outputs."""
-    q = DualPI2(params, limit_packets)
+    """Run sources, transmitter and PI2 timer around a fresh oracle (``cls``:
+    DualPI2 or the single-queue PI2); record the operations and the
+    oracle's outputs."""
+    q = cls(params, limit_packets)
     flows = [_Flow(s, np.random.default_rng([seed, i])) for i, s in enumerate(sources)]
     end = int(duration * NS)
     heap = [(int(f.t * NS), i) for i, f in enumerate(flows) if f.t < math.inf]

@@ -56,6 +56,8 @@ AQMS: dict[str, str] = {
     # RFC 9332's gains for the largest RTT expected, set to the GEO path's.
     "dualpi2-rtt700": 'kind = "dualpi2"\nrtt_max = "700 ms"\n',
     "pie": 'kind = "pie"\nmode = "mark"\n',
+    # DualPI2's coupling in one FIFO (the PI2 of De Schepper et al. 2016).
+    "pi2": 'kind = "pi2"\n',
     "fq_codel": 'kind = "fq_codel"\n',
     "fq_codel-ce1ms": 'kind = "fq_codel"\nce_threshold = "1 ms"\nce_threshold_ect1 = true\n',
 }
@@ -231,7 +233,8 @@ the L queue's ramp from 0.8 ms to 1.2 ms); `dualpi2-step` (Linux's native
 L AQM: a step at 1 ms, no mark with two packets or fewer queued);
 `dualpi2-rtt700` (the defaults with `rtt_max` = 700 ms, which sets the
 PI2 gains, RFC 9332 A.1); `pie` (one queue, ECN marking as RFC 3168 treats every
-ECN-capable packet); `fq_codel` (a queue per flow, CoDel marking);
+ECN-capable packet); `pi2` (DualPI2's coupled marking in a single queue:
+k·p' for ECT(1), p'² for the others); `fq_codel` (a queue per flow, CoDel marking);
 `fq_codel-ce1ms` (the same with every ECT(1) packet CE-marked above 1 ms
 of sojourn). Queueing delays are the bottleneck's, per class of packet
 (`Results.delay_quantile(q, packets=...)`); goodput over the measured

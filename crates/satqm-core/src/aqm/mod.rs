@@ -158,8 +158,8 @@ pub enum AqmParams {
     /// FQ-CoDel, FQ-PIE, FQ-COBALT, or one COBALT queue): the port's
     /// buffer becomes it (`queue/fq.rs`).
     Fq(FqParams),
-    /// L4S's coupled dual queue: the port's buffer becomes it
-    /// (`queue/dualpi2.rs`).
+    /// L4S's coupled dual queue, or the single-queue coupled PI2: the
+    /// port's buffer becomes it (`queue/dualpi2.rs`).
     DualPi2(DualPi2Params),
 }
 
@@ -171,7 +171,7 @@ pub fn default_marks(kind: &str) -> bool {
 }
 
 pub const KINDS: &str = "droptail, red, ared, gkvq, avq, avqred, pi, rem, pie, codel, red_tail, \
-     fq_codel, fq_pie, fq_cobalt, cobalt, dualpi2";
+     fq_codel, fq_pie, fq_cobalt, cobalt, dualpi2, pi2";
 
 impl AqmParams {
     /// Read the parameters of `kind` from `t`, refusing unknown keys.
@@ -189,7 +189,8 @@ impl AqmParams {
             "codel" => AqmParams::Codel(CodelParams::parse(t)?),
             "red_tail" => AqmParams::RedTail(RedTailParams::parse(t)?),
             "fq_codel" | "fq_pie" | "fq_cobalt" | "cobalt" => AqmParams::Fq(parse_fq(kind, t)?),
-            "dualpi2" => AqmParams::DualPi2(parse_dualpi2(t)?),
+            "dualpi2" => AqmParams::DualPi2(parse_dualpi2(t, false)?),
+            "pi2" => AqmParams::DualPi2(parse_dualpi2(t, true)?),
             other => {
                 return Err(ConfigError::new(
                     t.key_path("kind"),
@@ -242,8 +243,9 @@ impl AqmParams {
 
 /// DualPI2's parameters (`[[aqm]] kind = "dualpi2"`), defaults from RFC 9332
 /// Appendix A.1: the gains and the update period derive from `target` and
-/// `rtt_max` unless given.
-fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
+/// `rtt_max` unless given. `single`: the single-queue coupled PI2 (`kind =
+/// "pi2"`), which has no L queue and so none of its keys.
+fn parse_dualpi2(t: &mut ParamTable, single: bool) -> Result<DualPi2Params, ConfigError> {
     let target = t.time("target", SimTime::from_ms(15))?;
     let rtt_max = t.time("rtt_max", SimTime::from_ms(100))?;
     let secs = |s: SimTime| s.ns() as f64 * 1e-9;
@@ -265,6 +267,26 @@ fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
         Some(b) => t.check_range("beta", b, 0.0, false, 1e6)?,
         None => 0.3 / secs(rtt_max),
     };
+    if single {
+        // No L queue: its ramp, scheduler and credit stay unread (unknown
+        // keys).
+        return Ok(DualPi2Params {
+            target,
+            tupdate,
+            alpha,
+            beta,
+            k: t.f64_in("k", 2.0, 0.0, true, 1e3)?,
+            min_th: SimTime::from_us(800),
+            range: SimTime::from_us(400),
+            th_len: 1,
+            p_lmax: t.f64_in("p_lmax", 1.0, 0.0, true, 1.0)?,
+            tshift: SimTime::from_ms(50),
+            scheduler: DualScheduler::TimeShiftedFifo,
+            classic_protection: 10,
+            mtu: 1500,
+            single_queue: true,
+        });
+    }
     let scheduler = match t.opt_str("scheduler")?.as_deref() {
         None | Some("tsfifo") => DualScheduler::TimeShiftedFifo,
         Some("wrr") => DualScheduler::Wrr,
@@ -289,6 +311,7 @@ fn parse_dualpi2(t: &mut ParamTable) -> Result<DualPi2Params, ConfigError> {
         scheduler,
         classic_protection: t.whole_in("classic_protection", 10, 0.0, 100.0)?,
         mtu: t.whole_in("mtu", 1500, 1.0, 1e6)?,
+        single_queue: false,
     })
 }
 

@@ -52,11 +52,14 @@ fn aqm_entry(a: &RawAqm, path: &str) -> Result<AqmConfig, ConfigError> {
             ))
         }
     };
-    if a.kind == "dualpi2" && a.mode.is_some() {
+    if matches!(a.kind.as_str(), "dualpi2" | "pi2") && a.mode.is_some() {
         return Err(ConfigError::new(
             format!("{path}.mode"),
-            "dualpi2 marks L4S packets and ECN-capable classic packets and drops the others \
-             by its own rules (RFC 9332); mode does not apply",
+            format!(
+                "{} marks L4S packets and ECN-capable classic packets and drops the others \
+                 by its own rules (RFC 9332); mode does not apply",
+                a.kind
+            ),
         ));
     }
     let at = a.at.clone().unwrap_or_else(|| "bottleneck".into());

@@ -13,6 +13,13 @@
 //! waited longer than the classic head minus `tshift`) or Linux
 //! `sch_dualpi2.c`'s weighted round robin.
 //!
+//! With `single_queue` it is the single-queue coupled PI2 (De Schepper et
+//! al., "PI2: A linearized AQM for both classic and scalable TCP", CoNEXT
+//! 2016; RFC 9332 §2.4's PI2 "in a single queue"): every packet waits in
+//! one FIFO under the same controller; a scalable packet (ECT(1) or CE) is
+//! marked with k·p' (no ramp of its own), a classic one dropped or marked
+//! with p'², as in the dual queue.
+//!
 //! Probabilities are fixed-point integers in units of 2^-32, so results do
 //! not depend on floating-point rounding (the oracle,
 //! `tests/oracles/dualpi2.py`, carries the full specification).
@@ -59,6 +66,9 @@ pub struct DualPi2Params {
     pub classic_protection: u32,
     /// `Wrr`: the credit unit, bytes.
     pub mtu: u32,
+    /// One FIFO for all packets: the single-queue coupled PI2 (`kind =
+    /// "pi2"`).
+    pub single_queue: bool,
 }
 
 /// The DualPI2 discipline of one port.
@@ -89,6 +99,7 @@ pub struct DualPi2 {
     wc: i64,
     wl: i64,
     tupdate: SimTime,
+    single_queue: bool,
     dropped: Vec<(Queued, QdiscDrop)>,
 }
 
@@ -127,6 +138,7 @@ impl DualPi2 {
             wc,
             wl,
             tupdate: p.tupdate,
+            single_queue: p.single_queue,
             dropped: Vec::new(),
         }
     }
@@ -185,11 +197,16 @@ impl DualPi2 {
         }
         self.packets += 1;
         self.bytes += q.pkt.size as u64;
-        if q.pkt.has(flags::ECT1) || q.pkt.has(flags::CE) {
+        if !self.single_queue && Self::scalable(&q) {
             self.l.push_back(q);
         } else {
             self.c.push_back(q);
         }
+    }
+
+    /// Whether `q` is an L4S packet (ECT(1) or CE).
+    fn scalable(q: &Queued) -> bool {
+        q.pkt.has(flags::ECT1) || q.pkt.has(flags::CE)
     }
 
     /// `recur()`: a deterministic signal at `likelihood`.
@@ -264,7 +281,9 @@ impl DualPi2 {
             let qdelay = (now - q.enqueued_at).ns();
             let (p_cl, p_c) = (self.p_cl(), self.p_c());
             let mut mark = None;
-            if from_l {
+            // In the single queue, a scalable packet is judged as the L
+            // queue's, with no ramp of its own.
+            if from_l || (self.single_queue && Self::scalable(&q)) {
                 if p_cl >= self.p_lmax_q {
                     if Self::recur(&mut self.count_l, p_c) {
                         self.dropped.push((q, QdiscDrop::Early));
@@ -274,7 +293,8 @@ impl DualPi2 {
                         mark = Some("l4s_overload");
                     }
                 } else {
-                    let p_l = self.laqm(qdelay, n).max(p_cl);
+                    let ramp = if from_l { self.laqm(qdelay, n) } else { 0 };
+                    let p_l = ramp.max(p_cl);
                     if Self::recur(&mut self.count_l, p_l) {
                         mark = Some("l4s");
                     }

@@ -200,6 +200,7 @@ impl Simulation {
                         a.at,
                         match &a.params {
                             AqmParams::RedTail(_) => "red_tail",
+                            AqmParams::DualPi2(p) if p.single_queue => "pi2",
                             AqmParams::DualPi2(_) => "dualpi2",
                             AqmParams::Fq(p) => p.kind(),
                             _ => "a queue structure",
