@@ -701,6 +701,18 @@ def satqm_toml(d: dict[str, Any]) -> str:
 # ----- ns-3 --------------------------------------------------------------------
 
 
+def _ns3_pie(q: dict[str, Any], cls: str) -> dict[str, Any]:
+    """PIE's program parameters (``cls``: the ns-3 queue disc whose A and B
+    the ``attrs`` set)."""
+    return {
+        "pieTarget": q["target_s"],
+        "pieTupdate": q["t_update_s"],
+        "pieMaxBurst": q["max_burst_s"],
+        "pieDqRate": False,
+        "attrs": f"ns3::{cls}::A={q['alpha']};ns3::{cls}::B={q['beta']}",
+    }
+
+
 def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
     """The ns-3 dumbbell program's parameters (``satqm.validation.ns3.run.PARAMS``
     names) for a description."""
@@ -779,13 +791,7 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
                 aredBottom=0.01,
             )
     elif kind == "pie":
-        p.update(
-            pieTarget=q["target_s"],
-            pieTupdate=q["t_update_s"],
-            pieMaxBurst=q["max_burst_s"],
-            pieDqRate=False,
-            attrs=f"ns3::PieQueueDisc::A={q['alpha']};ns3::PieQueueDisc::B={q['beta']}",
-        )
+        p.update(_ns3_pie(q, "PieQueueDisc"))
     elif kind == "codel":
         p.update(codelTarget=q["target_s"], codelInterval=q["interval_s"])
     elif kind == "fq_codel":
@@ -812,13 +818,7 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
             fqUseEcn=q.get("mode", "mark") == "mark",
         )
         if kind == "fq_pie":
-            p.update(
-                pieTarget=q["target_s"],
-                pieTupdate=q["t_update_s"],
-                pieMaxBurst=q["max_burst_s"],
-                pieDqRate=False,
-                attrs=f"ns3::FqPieQueueDisc::A={q['alpha']};ns3::FqPieQueueDisc::B={q['beta']}",
-            )
+            p.update(_ns3_pie(q, "FqPieQueueDisc"))
         else:
             p.update(codelTarget=q["target_s"], codelInterval=q["interval_s"])
     # experiments only: ns-3 settings toggled on one side (docs/validation.md)
@@ -831,6 +831,19 @@ def ns3_params(d: dict[str, Any]) -> dict[str, Any]:
 
 def _time(q: Any) -> float:
     return parse_quantity(q, "time")
+
+
+def _toml_pie(aqm: dict[str, Any]) -> dict[str, Any]:
+    """PIE's compared parameters from an ``[[aqm]]`` table (satqm's defaults
+    where a key is absent)."""
+    return {
+        "target_s": _time(aqm.get("target", "15ms")),
+        "t_update_s": _time(aqm.get("t_update", "15ms")),
+        "alpha": float(aqm.get("alpha", 0.125)),
+        "beta": float(aqm.get("beta", 1.25)),
+        "max_burst_s": _time(aqm.get("max_burst", "150ms")),
+        "mean_packet_size": int(aqm.get("mean_packet_size", 1500)),
+    }
 
 
 def params_from_toml(text: str) -> dict[str, Any]:
@@ -896,14 +909,7 @@ def params_from_toml(text: str) -> dict[str, Any]:
                 interval_s=_time(aqm["interval"]),
             )
     elif kind == "pie":
-        out.update(
-            target_s=_time(aqm["target"]),
-            t_update_s=_time(aqm["t_update"]),
-            alpha=float(aqm["alpha"]),
-            beta=float(aqm["beta"]),
-            max_burst_s=_time(aqm["max_burst"]),
-            mean_packet_size=int(aqm["mean_packet_size"]),
-        )
+        out.update(_toml_pie(aqm))
     elif kind == "codel":
         out.update(
             target_s=_time(aqm["target"]),
@@ -927,12 +933,7 @@ def params_from_toml(text: str) -> dict[str, Any]:
             overflow=aqm.get("overflow", "tail"),
             drop_batch=int(aqm.get("drop_batch", 64)),
             ecn_marks=aqm.get("mode", "drop") == "mark",
-            target_s=_time(aqm.get("target", "15ms")),
-            t_update_s=_time(aqm.get("t_update", "15ms")),
-            alpha=float(aqm.get("alpha", 0.125)),
-            beta=float(aqm.get("beta", 1.25)),
-            max_burst_s=_time(aqm.get("max_burst", "150ms")),
-            mean_packet_size=int(aqm.get("mean_packet_size", 1500)),
+            **_toml_pie(aqm),
         )
     elif kind == "fq_cobalt":
         out.update(
@@ -983,6 +984,21 @@ def params_from_ns3(args: list[str]) -> dict[str, Any]:
 
     def fl(k: str) -> list[float]:
         return [float(x) for x in kv[k].split(",")]
+
+    def pie(cls: str) -> dict[str, Any]:
+        """PIE's parameters; ``cls`` names the queue disc of A and B."""
+        attrs = dict(x.split("=", 1) for x in kv.get("attrs", "").split(";") if x)
+        if b("pieDqRate"):
+            raise ValueError("expected PIE with timestamps (no dequeue-rate estimator)")
+        return {
+            "target_s": f("pieTarget"),
+            "t_update_s": f("pieTupdate"),
+            "alpha": float(attrs[f"ns3::{cls}::A"]),
+            "beta": float(attrs[f"ns3::{cls}::B"]),
+            "max_burst_s": f("pieMaxBurst"),
+            # the program sets MeanPktSize to the full data packet
+            "mean_packet_size": i("mss") + 40,
+        }
 
     ccs = {v: k for k, v in NS3_CC.items()}
     if kv["tcp"] not in ccs or kv["recovery"] != "classic":
@@ -1053,18 +1069,7 @@ def params_from_ns3(args: list[str]) -> dict[str, Any]:
                 interval_s=f("aredInterval"),
             )
     elif kind == "pie":
-        attrs = dict(x.split("=", 1) for x in kv.get("attrs", "").split(";") if x)
-        if b("pieDqRate"):
-            raise ValueError("expected PIE with timestamps (no dequeue-rate estimator)")
-        out.update(
-            target_s=f("pieTarget"),
-            t_update_s=f("pieTupdate"),
-            alpha=float(attrs["ns3::PieQueueDisc::A"]),
-            beta=float(attrs["ns3::PieQueueDisc::B"]),
-            max_burst_s=f("pieMaxBurst"),
-            # the program sets MeanPktSize to the full data packet
-            mean_packet_size=i("mss") + 40,
-        )
+        out.update(pie("PieQueueDisc"))
     elif kind == "codel":
         out.update(
             target_s=f("codelTarget"),
@@ -1091,17 +1096,7 @@ def params_from_ns3(args: list[str]) -> dict[str, Any]:
             ecn_marks=b("fqUseEcn"),
         )
         if kind == "fq_pie":
-            attrs = dict(x.split("=", 1) for x in kv.get("attrs", "").split(";") if x)
-            if b("pieDqRate"):
-                raise ValueError("expected PIE with timestamps (no dequeue-rate estimator)")
-            out.update(
-                target_s=f("pieTarget"),
-                t_update_s=f("pieTupdate"),
-                alpha=float(attrs["ns3::FqPieQueueDisc::A"]),
-                beta=float(attrs["ns3::FqPieQueueDisc::B"]),
-                max_burst_s=f("pieMaxBurst"),
-                mean_packet_size=i("mss") + 40,  # the program's MeanPktSize
-            )
+            out.update(pie("FqPieQueueDisc"))
         else:
             out.update(
                 target_s=f("codelTarget"),
