@@ -41,6 +41,14 @@ MS = 1_000_000
 MIX = (64, 576, 1500)
 ECN_MIX = ("not-ect", "ect0", "ect1", "ce")
 
+#: Eight Poisson sources, one per bucket, with mixed sizes and codepoints
+#: (the three-packet-limit scenarios).
+TINY_SOURCES = tuple(
+    Source("poisson", b, 0.5e6, 0.0, 1.5, sizes=(64, 1500) if b % 2 else 576, ecn=ECN_MIX)
+    for b in range(8)
+)
+
+
 # ---------------------------------------------------------------------------
 # trace generation: FQ-CoDel's generator around another oracle
 # ---------------------------------------------------------------------------
@@ -248,10 +256,7 @@ PIE_SCENARIOS = [
         {"flows": 8, "overflow": "fattest", "drop_batch": 2, "mode": "mark", **FAST_PIE},
         3,
         2_000_000,
-        tuple(
-            Source("poisson", b, 0.5e6, 0.0, 1.5, sizes=(64, 1500) if b % 2 else 576, ecn=ECN_MIX)
-            for b in range(8)
-        ),
+        TINY_SOURCES,
         1.5,
     ),
     # 1024 buckets (every one updated at every t_update), scattered indices
@@ -378,10 +383,7 @@ COBALT_SCENARIOS = [
         {"flows": 8, "drop_batch": 2, **SHORT},
         3,
         2_000_000,
-        tuple(
-            Source("poisson", b, 0.5e6, 0.0, 1.5, sizes=(64, 1500) if b % 2 else 576, ecn=ECN_MIX)
-            for b in range(8)
-        ),
+        TINY_SOURCES,
         1.5,
     ),
     # ce_threshold on every codepoint, a small quantum
