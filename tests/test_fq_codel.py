@@ -86,11 +86,30 @@ def test_bad_keys_are_named(extra: str, key: str, message: str) -> None:
     assert key in str(e.value) and message in str(e.value)
 
 
-def test_a_port_with_backpressure_refuses_it() -> None:
-    # The IPoS gateway's transmit queue pushes back on its PEP.
+def test_at_a_port_with_backpressure_the_peps_packets_wait_in_their_host() -> None:
+    # The IPoS gateway's transmit queue pushes back on its PEP: behind
+    # FQ-CoDel the PEP's packets never overflow it (they wait in the host
+    # when it is full); CoDel drops some as they leave.
     conference = ISOLATION.parents[1] / "avqred" / "conference.toml"
     text = conference.read_text()
     text = text[: text.index("\n[[aqm]]")] + "\n" + '[[aqm]]\nkind = "fq_codel"\nat = "transmit"\n'
+    res = satqm.run(satqm.Scenario.from_toml(text), duration=80.0, warmup=20.0)
+    tx = res.drops[res.drops["link"] == "transmit"]
+    reasons = tx["reason"].astype(str)
+    # The queue fills (200 packets) and nothing overflows: the rest wait.
+    assert res.link("transmit").queue_packets.max() == 200
+    assert (reasons == "overflow").sum() == 0
+    assert (reasons == "early_drop").sum() > 0
+    # A paced backbone needs a FIFO there; RED+Tail refuses backpressure.
+    paced = text.replace('buffer = "500 kB"', 'buffer = "500 kB"\npace_rate = "20 Mbps"', 1)
     with pytest.raises(satqm.ConfigError) as e:
-        satqm.Scenario.from_toml(text).check()
-    assert "aqm[0].at" in str(e.value) and "backpressure, which fq_codel" in str(e.value)
+        satqm.Scenario.from_toml(paced).check()
+    assert "pep[0].pace_rate" in str(e.value)
+    red_tail = text.replace(
+        'kind = "fq_codel"',
+        'kind = "red_tail"\nmin_th1 = "2 kB"\nmax_th1 = "30 kB"\nc1_max = "5 Mbps"\n'
+        'update_interval = "200 ms"\nmin_th2 = "20 kB"\nmax_th2 = "80 kB"',
+    )
+    with pytest.raises(satqm.ConfigError) as e:
+        satqm.Scenario.from_toml(red_tail).check()
+    assert "aqm[0].at" in str(e.value) and "backpressure, which red_tail" in str(e.value)

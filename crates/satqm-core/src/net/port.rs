@@ -553,7 +553,7 @@ impl Port {
         let index = self.counters.arrivals;
         self.counters.arrivals += 1;
         if self.scheduler {
-            return self.admit_to_scheduler(l, now, rate, pkt, index, aqms, sink);
+            return self.admit_to_scheduler(l, now, rate, pkt, index, local, aqms, sink);
         }
         // The virtual queue the packet joins (None: a FIFO port's only one).
         let Some(class) = self.judge_arrival(now, pkt, index, aqms, monitor, sink) else {
@@ -626,6 +626,7 @@ impl Port {
         rate: Rate,
         pkt: &mut Packet,
         index: u64,
+        local: bool,
         aqms: &mut [PlacedAqm],
         sink: &mut impl PortSink,
     ) -> Admitted {
@@ -633,13 +634,42 @@ impl Port {
             count_in(&mut self.cold, pkt, index, DropReason::Outage, sink);
             return Admitted::Done;
         }
+        // A local sender's packet waits in its host while the buffer is full
+        // or others wait before it (an unpaced backpressure port).
+        let local = local && self.backpressure;
+        if local && (!self.cold.held.is_empty() || !self.fits(pkt)) {
+            self.cold.held.push_back(*pkt, index);
+            sink.held_in_host(pkt);
+            return Admitted::Done;
+        }
+        if local {
+            self.cold.held.entered(now, pkt.size);
+        }
         let idle = self.idle(now);
-        self.bytes += pkt.size as u64;
         let q = Queued {
             pkt: *pkt,
             index,
             enqueued_at: now,
         };
+        self.enqueue_to_scheduler(q, sink);
+        if !idle {
+            self.wake(l, self.busy_until, sink);
+            return Admitted::Done;
+        }
+        match self.dequeue_from_scheduler(now, rate, aqms, sink) {
+            Some(q) => {
+                *pkt = q.pkt;
+                Admitted::Transmit(q.index)
+            }
+            None => Admitted::Done,
+        }
+    }
+
+    /// Hand `q` to the scheduler, counting and logging what it drops and
+    /// the arrival's mark, if it marks it on the way in.
+    fn enqueue_to_scheduler(&mut self, q: Queued, sink: &mut impl PortSink) {
+        self.bytes += q.pkt.size as u64;
+        let (pkt, index) = (q.pkt, q.index);
         let Port {
             queue,
             cold,
@@ -656,20 +686,9 @@ impl Port {
             count_in(cold, &q.pkt, q.index, why, sink);
         });
         if mark.is_some() {
-            let mut marked = *pkt;
+            let mut marked = pkt;
             marked.flags |= flags::CE;
             self.count(&marked, index, DropReason::EarlyMark, sink);
-        }
-        if !idle {
-            self.wake(l, self.busy_until, sink);
-            return Admitted::Done;
-        }
-        match self.dequeue_from_scheduler(now, rate, aqms, sink) {
-            Some(q) => {
-                *pkt = q.pkt;
-                Admitted::Transmit(q.index)
-            }
-            None => Admitted::Done,
         }
     }
 
@@ -832,9 +851,22 @@ impl Port {
     ) -> Option<u64> {
         if self.scheduler {
             self.txdone_pending = false;
-            let q = self.dequeue_from_scheduler(now, rate, aqms, sink)?;
-            *out = q.pkt;
-            return Some(q.index);
+            loop {
+                let q = self.dequeue_from_scheduler(now, rate, aqms, sink);
+                if self.backpressure {
+                    self.admit_held(now, sink);
+                }
+                match q {
+                    Some(q) => {
+                        *out = q.pkt;
+                        return Some(q.index);
+                    }
+                    // The scheduler dropped what it held; held packets
+                    // came in meanwhile.
+                    None if !self.queue.is_empty() => continue,
+                    None => return None,
+                }
+            }
         }
         if self.paced() {
             if now == self.cold.wake_at {
@@ -881,17 +913,20 @@ impl Port {
             }
             let (p, index) = self.cold.held.pop_front().expect("front");
             self.cold.held.entered(now, p.size);
+            let q = Queued {
+                pkt: p,
+                index,
+                enqueued_at: now,
+            };
+            if self.scheduler {
+                // It leaves its host for the discipline, which may drop it.
+                sink.left_host(&p, now);
+                self.enqueue_to_scheduler(q, sink);
+                continue;
+            }
             self.bytes += p.size as u64;
-            // Backpressure ports are FIFOs (red_tail refuses them).
-            self.queue.push(
-                VqClass::DropTail,
-                now,
-                Queued {
-                    pkt: p,
-                    index,
-                    enqueued_at: now,
-                },
-            );
+            // A FIFO otherwise (red_tail refuses backpressure ports).
+            self.queue.push(VqClass::DropTail, now, q);
             sink.left_host(&p, now);
         }
     }

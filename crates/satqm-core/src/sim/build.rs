@@ -192,19 +192,13 @@ impl Simulation {
                 self.links[monitor.idx()].rate().bps(),
                 self.links[at.idx()].port.limit(),
             );
-            if a.params.is_queue_structure() && self.links[at.idx()].port.backpressure() {
+            if matches!(a.params, AqmParams::RedTail(_)) && self.links[at.idx()].port.backpressure()
+            {
                 return Err(ConfigError::new(
                     format!("aqm[{i}].at"),
                     format!(
                         "link {:?} has backpressure, which {} does not support",
-                        a.at,
-                        match &a.params {
-                            AqmParams::RedTail(_) => "red_tail",
-                            AqmParams::DualPi2(p) if p.single_queue => "pi2",
-                            AqmParams::DualPi2(_) => "dualpi2",
-                            AqmParams::Fq(p) => p.kind(),
-                            _ => "a queue structure",
-                        }
+                        a.at, "red_tail"
                     ),
                 )
                 .into());
@@ -290,6 +284,14 @@ impl Simulation {
             )
             .into());
         };
+        if b.pace_rate.is_some() && link.port.buffer().is_scheduler() {
+            return Err(ConfigError::new(
+                format!("pep[{i}].pace_rate"),
+                "a paced backbone needs a FIFO or AQM buffer at its link: a queue \
+                 discipline there (flow queuing, DualPI2) takes packets unpaced",
+            )
+            .into());
+        }
         link.port
             .set_held(Held::new(b.order, b.pace_rate.map(Rate)));
         link.set_framing(Framing::new(
