@@ -390,7 +390,7 @@ def test_validate_help_and_docs_give_the_runs_the_code_makes():
     cc_durations = sorted({link["duration_s"] for link in S.LINKS.values()})
     for flags, quick in (("--quick", True), ("", False)):
         everything = S.scenarios(quick)
-        fq_runs = [d for d in everything if d["aqm"]["kind"] == "fq_codel"]
+        fq_runs = [d for d in everything if d["aqm"]["kind"].startswith("fq_")]
         runs = [d for d in everything if d["tcp"]["cc"] == "reno" and d not in fq_runs]
         cc_runs = [d for d in everything if d["tcp"]["cc"] != "reno"]
         line = re.search(rf"^satqm validate ns3 {flags} *# .*$", doc, re.M)
@@ -402,7 +402,7 @@ def test_validate_help_and_docs_give_the_runs_the_code_makes():
         durations = " or ".join(f"{x:g}" for x in cc_durations)
         assert f"{len(cc_runs)} CUBIC, BBR and DCTCP runs of {durations} s" in line.group(0)
         assert sorted({d["duration_s"] for d in cc_runs}) == cc_durations
-        assert f"{len(fq_runs)} FQ-CoDel runs of {durations} s" in line.group(0)
+        assert f"{len(fq_runs)} flow-queuing runs of {durations} s" in line.group(0)
         assert sorted({d["duration_s"] for d in fq_runs}) == cc_durations
 
 
