@@ -21,7 +21,7 @@ const REPEATS: usize = 3;
 
 /// AQM tables for the overhead comparison (thresholds suit the 800-packet
 /// buffer of the example).
-const AQMS: [(&str, &str); 12] = [
+const AQMS: [(&str, &str); 16] = [
     ("droptail", ""),
     ("red", "[[aqm]]\nkind = \"red\"\nmin_th = 100\nmax_th = 300"),
     ("ared", "[[aqm]]\nkind = \"ared\"\nmin_th = 100\nmax_th = 300"),
@@ -34,6 +34,10 @@ const AQMS: [(&str, &str); 12] = [
     ("codel", "[[aqm]]\nkind = \"codel\""),
     ("fq_codel", "[[aqm]]\nkind = \"fq_codel\""),
     ("dualpi2", "[[aqm]]\nkind = \"dualpi2\""),
+    ("fq_pie", "[[aqm]]\nkind = \"fq_pie\""),
+    ("fq_cobalt", "[[aqm]]\nkind = \"fq_cobalt\""),
+    ("cobalt", "[[aqm]]\nkind = \"cobalt\""),
+    ("pi2", "[[aqm]]\nkind = \"pi2\""),
 ];
 
 fn scenario(n: u32, secs: u32, aqm: &str) -> String {

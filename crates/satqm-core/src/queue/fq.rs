@@ -177,10 +177,12 @@ struct CobaltVars {
     blue_timer: i64,
 }
 
-/// The AQM state of one flow queue.
+/// The AQM state of one flow queue besides CoDel's.
 #[derive(Clone, Debug)]
 enum FlowAqm {
-    Codel(CodelVars),
+    /// CoDel, whose state is the queue's `codel` (a plain field: FQ-CoDel's
+    /// dequeue path reads it at every step).
+    Codel,
     Pie(Box<Pie>),
     Cobalt(CobaltVars),
 }
@@ -191,19 +193,15 @@ struct FlowQueue {
     backlog: u64,
     deficit: i64,
     list: List,
+    /// CoDel's state (used with `FlowAqm::Codel` only).
+    codel: CodelVars,
     aqm: FlowAqm,
 }
 
 impl FlowQueue {
     fn new(aqm: &FlowAqmParams) -> FlowQueue {
         let aqm = match aqm {
-            FlowAqmParams::Codel { .. } => FlowAqm::Codel(CodelVars {
-                first_above: None,
-                drop_next: SimTime::ZERO,
-                count: 0,
-                lastcount: 0,
-                dropping: false,
-            }),
+            FlowAqmParams::Codel { .. } => FlowAqm::Codel,
             FlowAqmParams::Pie(p) => FlowAqm::Pie(Box::new(Pie::new(p.clone()))),
             FlowAqmParams::Cobalt(_) => FlowAqm::Cobalt(CobaltVars {
                 count: 0,
@@ -219,14 +217,14 @@ impl FlowQueue {
             backlog: 0,
             deficit: 0,
             list: List::None,
+            codel: CodelVars {
+                first_above: None,
+                drop_next: SimTime::ZERO,
+                count: 0,
+                lastcount: 0,
+                dropping: false,
+            },
             aqm,
-        }
-    }
-
-    fn codel(&mut self) -> &mut CodelVars {
-        match &mut self.aqm {
-            FlowAqm::Codel(c) => c,
-            _ => unreachable!("a CoDel step on a queue without CoDel"),
         }
     }
 
@@ -305,6 +303,9 @@ pub struct Fq {
     /// SplitMix64 state of the random draws.
     draws: u64,
     inv_sqrt: [u32; INV_SQRT_CACHE],
+    /// CoDel's target and interval (zero without CoDel).
+    codel_target: SimTime,
+    codel_interval: SimTime,
     queues: Vec<FlowQueue>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
@@ -319,11 +320,17 @@ impl Fq {
     /// random draws.
     pub fn new(p: FqParams, perturb: u64, seed: u64) -> Fq {
         let queues = (0..p.flows).map(|_| FlowQueue::new(&p.aqm)).collect();
+        let (codel_target, codel_interval) = match p.aqm {
+            FlowAqmParams::Codel { target, interval } => (target, interval),
+            _ => (SimTime::ZERO, SimTime::ZERO),
+        };
         Fq {
             p,
             perturb,
             draws: seed,
             inv_sqrt: inv_sqrt_cache(),
+            codel_target,
+            codel_interval,
             queues,
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
@@ -503,8 +510,9 @@ impl Fq {
         // As Linux's FQ-CoDel: the queue's CoDel signals harder too. (ns-3's
         // FQ-COBALT tells its COBALT nothing of a batch drop; nor does
         // FQ-PIE.)
-        if let FlowAqm::Codel(c) = &mut self.queues[fattest].aqm {
-            c.count = c.count.wrapping_add(n);
+        let fq = &mut self.queues[fattest];
+        if let FlowAqm::Codel = fq.aqm {
+            fq.codel.count = fq.codel.count.wrapping_add(n);
         }
     }
 
@@ -569,7 +577,7 @@ impl Fq {
     /// Queue `b`'s next packet under its AQM, then the `ce_threshold` mark.
     fn flow_dequeue(&mut self, b: usize, now: SimTime) -> Option<(Queued, Option<FqMark>)> {
         let (mut q, mark) = match self.queues[b].aqm {
-            FlowAqm::Codel(_) => self.codel_dequeue(b, now)?,
+            FlowAqm::Codel => self.codel_dequeue(b, now)?,
             FlowAqm::Cobalt(_) => self.cobalt_dequeue(b, now)?,
             FlowAqm::Pie(_) => {
                 let q = self.pop(b)?;
@@ -615,22 +623,20 @@ impl Fq {
     }
 
     fn codel_params(&self) -> (SimTime, SimTime) {
-        match self.p.aqm {
-            FlowAqmParams::Codel { target, interval } => (target, interval),
-            _ => unreachable!("CoDel's parameters of a queue without CoDel"),
-        }
+        (self.codel_target, self.codel_interval)
     }
 
     /// RFC 8289 `dodequeue()` on queue `b`: its head, and whether CoDel may
-    /// drop it.
+    /// drop it. (Inlined: FQ-CoDel's dequeue calls it for every packet.)
+    #[inline(always)]
     fn dodequeue(&mut self, b: usize, now: SimTime) -> Option<(Queued, bool)> {
         let Some(q) = self.pop(b) else {
-            self.queues[b].codel().first_above = None;
+            self.queues[b].codel.first_above = None;
             return None;
         };
         let (target, interval) = self.codel_params();
         let (mtu, bytes) = (self.p.mtu, self.bytes);
-        let c = self.queues[b].codel();
+        let c = &mut self.queues[b].codel;
         let sojourn = now - q.enqueued_at;
         let mut ok = false;
         if sojourn < target || bytes <= mtu {
@@ -655,35 +661,35 @@ impl Fq {
     /// (`codel_dequeue()`).
     fn codel_dequeue(&mut self, b: usize, now: SimTime) -> Option<(Queued, Option<FqMark>)> {
         let Some((mut q, ok)) = self.dodequeue(b, now) else {
-            self.queues[b].codel().dropping = false;
+            self.queues[b].codel.dropping = false;
             return None;
         };
         let mut marked = false;
         let (_, interval) = self.codel_params();
-        if self.queues[b].codel().dropping {
+        if self.queues[b].codel.dropping {
             if !ok {
-                self.queues[b].codel().dropping = false;
+                self.queues[b].codel.dropping = false;
             }
-            while self.queues[b].codel().dropping && now >= self.queues[b].codel().drop_next {
-                let c = self.queues[b].codel();
+            while self.queues[b].codel.dropping && now >= self.queues[b].codel.drop_next {
+                let c = &mut self.queues[b].codel;
                 c.count += 1;
                 let (count, next) = (c.count, c.drop_next);
                 if self.signal(&mut q) {
                     marked = true;
-                    self.queues[b].codel().drop_next = self.control_law(next, count);
+                    self.queues[b].codel.drop_next = self.control_law(next, count);
                     break;
                 }
                 match self.dodequeue(b, now) {
                     None => {
-                        self.queues[b].codel().dropping = false;
+                        self.queues[b].codel.dropping = false;
                         return None;
                     }
                     Some((next_q, next_ok)) => {
                         q = next_q;
                         if next_ok {
-                            self.queues[b].codel().drop_next = self.control_law(next, count);
+                            self.queues[b].codel.drop_next = self.control_law(next, count);
                         } else {
-                            self.queues[b].codel().dropping = false;
+                            self.queues[b].codel.dropping = false;
                         }
                     }
                 }
@@ -699,7 +705,7 @@ impl Fq {
                     None => gone = true,
                 }
             }
-            let c = self.queues[b].codel();
+            let c = &mut self.queues[b].codel;
             c.dropping = true;
             let delta = c.count.wrapping_sub(c.lastcount);
             c.count = if delta > 1 && now.saturating_sub(c.drop_next) < SimTime(16 * interval.ns())
@@ -710,7 +716,7 @@ impl Fq {
             };
             c.lastcount = c.count;
             let count = c.count;
-            self.queues[b].codel().drop_next = self.control_law(now, count);
+            self.queues[b].codel.drop_next = self.control_law(now, count);
             if gone {
                 return None;
             }
@@ -1156,7 +1162,7 @@ mod tests {
         let gone: Vec<u64> = fq.take_dropped().map(|(q, _)| q.index).collect();
         assert_eq!(gone, vec![0, 1, 2, 3]);
         assert_eq!(fq.len(), 7);
-        assert_eq!(fq.queues[1].codel().count, 4);
+        assert_eq!(fq.queues[1].codel.count, 4);
     }
 }
 
