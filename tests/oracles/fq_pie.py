@@ -109,6 +109,7 @@ PIE's own branches (``pie.py``) are counted with the prefix ``pie_``.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -250,7 +251,7 @@ def _empty_out() -> dict:
     return {"dropped": [], "sent": None, "mark": None}
 
 
-class FlowQueues:
+class FlowQueues(ABC):
     """The buckets, the two lists and DRR; subclasses give the AQM."""
 
     kind = ""
@@ -310,17 +311,17 @@ class FlowQueues:
     def hit(self, branch: str) -> None:
         self.hits[branch] += 1
 
-    # -- to be given by the discipline --------------------------------------
-    def _new_aqm(self) -> Any:
-        raise NotImplementedError
+    # -- given by each discipline (FqPie, cobalt.FqCobalt) ---------------------
+    @abstractmethod
+    def _new_aqm(self) -> Any: ...
 
+    @abstractmethod
     def _serve(self, f: Bucket, b: int, now: int, dropped: list[int]):
         """The bucket's next packet and its mark label, or ``None`` when the
         bucket is (or became) empty; drops go to ``dropped``."""
-        raise NotImplementedError
 
-    def enqueue(self, t: int, bucket: int, size: int, ecn: str) -> dict:
-        raise NotImplementedError
+    @abstractmethod
+    def enqueue(self, t: int, bucket: int, size: int, ecn: str) -> dict: ...
 
     def update(self, t: int) -> dict:
         self._advance(t)

@@ -846,6 +846,19 @@ def _toml_pie(aqm: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _toml_fq(aqm: dict[str, Any], overflow: str, mode: str) -> dict[str, Any]:
+    """FQ-PIE's and FQ-COBALT's flow-queuing parameters from an ``[[aqm]]``
+    table (satqm's defaults where a key is absent: ``overflow`` and ``mode``
+    differ between the two)."""
+    return {
+        "flows": int(aqm.get("flows", 1024)),
+        "quantum": int(aqm.get("quantum", 1514)),
+        "overflow": aqm.get("overflow", overflow),
+        "drop_batch": int(aqm.get("drop_batch", 64)),
+        "ecn_marks": aqm.get("mode", mode) == "mark",
+    }
+
+
 def params_from_toml(text: str) -> dict[str, Any]:
     """The compared parameters, read from a generated satqm scenario."""
     doc = tomllib.loads(text)
@@ -927,21 +940,10 @@ def params_from_toml(text: str) -> dict[str, Any]:
             ecn_marks=aqm.get("mode", "mark") == "mark",
         )
     elif kind == "fq_pie":
-        out.update(
-            flows=int(aqm.get("flows", 1024)),
-            quantum=int(aqm.get("quantum", 1514)),
-            overflow=aqm.get("overflow", "tail"),
-            drop_batch=int(aqm.get("drop_batch", 64)),
-            ecn_marks=aqm.get("mode", "drop") == "mark",
-            **_toml_pie(aqm),
-        )
+        out.update(_toml_fq(aqm, "tail", "drop"), **_toml_pie(aqm))
     elif kind == "fq_cobalt":
         out.update(
-            flows=int(aqm.get("flows", 1024)),
-            quantum=int(aqm.get("quantum", 1514)),
-            overflow=aqm.get("overflow", "fattest"),
-            drop_batch=int(aqm.get("drop_batch", 64)),
-            ecn_marks=aqm.get("mode", "mark") == "mark",
+            _toml_fq(aqm, "fattest", "mark"),
             target_s=_time(aqm.get("target", "5ms")),
             interval_s=_time(aqm.get("interval", "100ms")),
             p_inc=float(aqm.get("p_inc", 1 / 256)),

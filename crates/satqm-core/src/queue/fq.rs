@@ -60,7 +60,7 @@ pub enum FlowAqmParams {
 
 /// COBALT's parameters (defaults: ns-3's `CobaltQueueDisc`, which are
 /// CAKE's but for `blue_threshold`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CobaltParams {
     pub target: SimTime,
     pub interval: SimTime,
@@ -267,6 +267,14 @@ impl FqMark {
     }
 }
 
+/// SplitMix64's finaliser: the hash's mixing and the random draws'.
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// Entries of COBALT's table of 1/sqrt(count) (`REC_INV_SQRT_CACHE`).
 const INV_SQRT_CACHE: usize = 16;
 
@@ -347,11 +355,7 @@ impl Fq {
     /// The next uniform draw in [0, 1): SplitMix64, its top 53 bits.
     fn draw(&mut self) -> f64 {
         self.draws = self.draws.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.draws;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        (mix64(self.draws) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// The flow queue `pkt` hashes to: its flow and direction, mixed with
@@ -359,10 +363,7 @@ impl Fq {
     /// Linux's `reciprocal_scale()`.
     pub fn bucket_of(&self, pkt: &Packet) -> u32 {
         let key = (pkt.flow.0 as u64) << 32 ^ (pkt.src.0 as u64) << 16 ^ pkt.dst.0 as u64;
-        let mut z = key ^ self.perturb;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
+        let z = mix64(key ^ self.perturb);
         (((z >> 32) * self.p.flows as u64) >> 32) as u32
     }
 
@@ -797,7 +798,7 @@ impl Fq {
     /// (`cobalt_should_drop()`): whether to drop it; a CoDel signal on an
     /// ECN-capable packet with ECN on marks it instead (and says so).
     fn cobalt_should_drop(&mut self, b: usize, q: &mut Queued, now: SimTime) -> (bool, bool) {
-        let p = self.cobalt_params().clone();
+        let p = *self.cobalt_params();
         let sojourn = (now - q.enqueued_at).ns() as i64;
         let now = now.ns() as i64;
         let c = *self.queues[b].cobalt();
