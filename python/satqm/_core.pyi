@@ -74,6 +74,8 @@ def parse_quantity(
     if it cannot be read or has no unit."""
 
 class _TimeSeriesColumns(TypedDict):
+    # After these, one float64 column per AQM internal the run's links
+    # report (``aqm_avg``, ``aqm_prob``, …), named by the algorithm.
     time_ns: npt.NDArray[np.uint64]
     link: npt.NDArray[np.uint32]
     utilization: npt.NDArray[np.float64]
@@ -84,26 +86,6 @@ class _TimeSeriesColumns(TypedDict):
     drops: npt.NDArray[np.uint64]
     arrivals: npt.NDArray[np.uint64]
     marks: npt.NDArray[np.uint64]
-    aqm_avg: npt.NDArray[np.float64]
-    aqm_prob: npt.NDArray[np.float64]
-    aqm_vq_bytes: npt.NDArray[np.float64]
-    aqm_vcap_bps: npt.NDArray[np.float64]
-    aqm_price: npt.NDArray[np.float64]
-    aqm_max_p: npt.NDArray[np.float64]
-    aqm_qdelay: npt.NDArray[np.float64]
-    aqm_min_th: npt.NDArray[np.float64]
-    aqm_max_th: npt.NDArray[np.float64]
-    aqm_pd_avg: npt.NDArray[np.float64]
-    aqm_vq1_packets: npt.NDArray[np.float64]
-    aqm_vq2_packets: npt.NDArray[np.float64]
-    aqm_vq1_bytes: npt.NDArray[np.float64]
-    aqm_vq2_bytes: npt.NDArray[np.float64]
-    aqm_vq1_rate_bps: npt.NDArray[np.float64]
-    aqm_vq2_rate_bps: npt.NDArray[np.float64]
-    aqm_vq1_arrived_bytes: npt.NDArray[np.float64]
-    aqm_vq2_arrived_bytes: npt.NDArray[np.float64]
-    aqm_vq1_delay_s: npt.NDArray[np.float64]
-    aqm_vq2_delay_s: npt.NDArray[np.float64]
 
 class _DelayHistColumns(TypedDict):
     link: npt.NDArray[np.uint32]

@@ -103,26 +103,6 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "drops": _INT,
         "arrivals": _INT,
         "marks": _INT,
-        "aqm_avg": _F,
-        "aqm_prob": _F,
-        "aqm_vq_bytes": _F,
-        "aqm_vcap_bps": _F,
-        "aqm_price": _F,
-        "aqm_max_p": _F,
-        "aqm_qdelay": _F,
-        "aqm_min_th": _F,
-        "aqm_max_th": _F,
-        "aqm_pd_avg": _F,
-        "aqm_vq1_packets": _F,
-        "aqm_vq2_packets": _F,
-        "aqm_vq1_bytes": _F,
-        "aqm_vq2_bytes": _F,
-        "aqm_vq1_rate_bps": _F,
-        "aqm_vq2_rate_bps": _F,
-        "aqm_vq1_arrived_bytes": _F,
-        "aqm_vq2_arrived_bytes": _F,
-        "aqm_vq1_delay_s": _F,
-        "aqm_vq2_delay_s": _F,
     },
     "delay_hist": {
         "link": "category",
@@ -257,14 +237,28 @@ def _fmt(v: float) -> str:
     return f"{v:.6g}"
 
 
+#: The time series' columns after its fixed ones: the internals of each
+#: link's AQM and queue discipline, named by the algorithm (float64).
+PROBE_PREFIX = "aqm_"
+
+
+def _probe_columns(table: str, names: Any) -> list[str]:
+    """The AQM-internal columns among ``names``, in order (time series only)."""
+    if table != "timeseries":
+        return []
+    return [k for k in names if k.startswith(PROBE_PREFIX) and k not in _SCHEMAS[table]]
+
+
 def _frame(table: str, cols: Mapping[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     schema = _SCHEMAS[table]
-    df = pd.DataFrame({k: cols[k] for k in schema})
+    df = pd.DataFrame({k: cols[k] for k in [*schema, *_probe_columns(table, cols)]})
     for k, dtype in schema.items():
         if dtype != "category":
             df[k] = df[k].astype(dtype)
+    for k in _probe_columns(table, cols):
+        df[k] = df[k].astype(_F)
     return df
 
 
@@ -358,12 +352,19 @@ class Results:
         ``queue_packets``, ``queue_bytes``, ``queue_delay_ms`` (mean queueing
         delay of the packets that left the buffer in the interval, NaN if
         none did), ``drops``, ``arrivals`` and ``marks``
-        (counts in the interval), and the
-        internals of the AQM acting at the link (NaN where none or not
-        applicable): ``aqm_avg`` (RED's average), ``aqm_prob`` (marking
-        probability), ``aqm_vq_bytes`` (virtual queue), ``aqm_vcap_bps``
-        (virtual capacity), ``aqm_price`` (REM), ``aqm_max_p`` (Adaptive
-        RED), ``aqm_qdelay`` (PIE/CoDel queueing delay, s).
+        (counts in the interval); then the internals of the AQM acting at
+        each link and of its queue discipline, one ``aqm_…`` column per
+        value any link of the run reports, named by the algorithm and NaN
+        on the rows of links that do not report it: ``aqm_avg`` (RED's
+        average), ``aqm_prob`` (drop or mark probability), ``aqm_count``,
+        ``aqm_max_p`` (Adaptive RED), ``aqm_vq_bytes`` and
+        ``aqm_vcap_bps`` (virtual queue and capacity), ``aqm_price`` (REM),
+        ``aqm_qdelay`` (PIE's estimate, CoDel's last sojourn, s), DualPI2's
+        ``aqm_p_c``, ``aqm_p_cl``, ``aqm_l_packets``, ``aqm_c_packets``,
+        flow queuing's ``aqm_new_flows`` and ``aqm_old_flows``, RED+Tail's
+        ``aqm_min_th``, ``aqm_max_th``, ``aqm_pd_avg`` and ``aqm_vq1_…``,
+        ``aqm_vq2_…``; ``docs/aqm.md`` lists each algorithm's. A run
+        without an AQM has none.
     delay_hist : pandas.DataFrame
         Each monitored link's queueing delays after the warm-up, as a
         histogram: one row per non-empty bucket, ``link``, ``packets_of``
@@ -984,10 +985,13 @@ class Results:
                 df["bw_estimate_bps"] = math.nan
                 df["min_rtt_s"] = math.nan
                 df["cc_state"] = "none"
-            df = df[list(schema)]
+            probes = _probe_columns(name, df.columns)
+            df = df[[*schema, *probes]]
             for k, dtype in schema.items():
                 if dtype != "category":
                     df[k] = df[k].astype(dtype)
+            for k in probes:
+                df[k] = df[k].astype(_F)
             frames[name] = df
         # Reapply the full category lists (Parquet keeps only those present).
         for name in ("timeseries", "drops", "delay_hist"):

@@ -38,7 +38,7 @@ fn red_average_stays_between_thresholds() {
         "kind = \"red\"\nmin_th = 30\nmax_th = 90\nmax_p = 0.1\nw_q = 0.002",
         "120 s",
     ));
-    let avg = mean_after(&sim, |i| sim.timeseries.aqm_avg[i], 20.0);
+    let avg = mean_after(&sim, |i| sim.timeseries.aqm["aqm_avg"][i], 20.0);
     assert!((30.0..90.0).contains(&avg), "RED average {avg:.1}");
     assert!(summary(&sim, "utilization_mean") > 0.95);
     assert!(summary(&sim, "drops_early") > 0.0);
@@ -56,7 +56,7 @@ fn adaptive_red_tracks_its_target_band_as_load_doubles() {
             "kind = \"ared\"\nmin_th = 30\nmax_th = 90",
             "200 s",
         ));
-        let avg = mean_after(&sim, |i| sim.timeseries.aqm_avg[i], 60.0);
+        let avg = mean_after(&sim, |i| sim.timeseries.aqm["aqm_avg"][i], 60.0);
         assert!(
             (45.0..75.0).contains(&avg),
             "N={pairs}: ARED average {avg:.1}, target band [54, 66]"
@@ -117,7 +117,7 @@ fn pie_holds_queueing_delay_near_target() {
         "kind = \"pie\"\ntarget = \"15 ms\"",
         "120 s",
     ));
-    let d = mean_after(&sim, |i| sim.timeseries.aqm_qdelay[i], 20.0);
+    let d = mean_after(&sim, |i| sim.timeseries.aqm["aqm_qdelay"][i], 20.0);
     assert!((0.008..0.025).contains(&d), "PIE delay {d:.4} s");
     // Little: queue bytes / rate agrees.
     let q_delay = summary(&sim, "queue_mean_bytes") * 8.0 / 10e6;
@@ -140,7 +140,7 @@ fn codel_sojourn_near_target() {
         "kind = \"codel\"",
         "120 s",
     ));
-    let d = mean_after(&sim, |i| sim.timeseries.aqm_qdelay[i], 20.0);
+    let d = mean_after(&sim, |i| sim.timeseries.aqm["aqm_qdelay"][i], 20.0);
     assert!((0.0025..0.01).contains(&d), "CoDel sojourn {d:.4} s");
     let q_delay = summary(&sim, "queue_mean_bytes") * 8.0 / 10e6;
     assert!(
@@ -190,7 +190,7 @@ fn red_acts_at_one_port_while_monitoring_another() {
     // One flow halving its window empties the watched queue for a while,
     // so its mean sits near min_th; what matters is that RED's average
     // tracks that queue, not the (empty) queue of its own port.
-    let avg = mean_after(&sim, |i| sim.timeseries.aqm_avg[i], 20.0);
+    let avg = mean_after(&sim, |i| sim.timeseries.aqm["aqm_avg"][i], 20.0);
     assert!(
         mean > 3.0 && (avg / mean - 1.0).abs() < 0.3,
         "RED average {avg:.1} vs watched queue {mean:.1}"

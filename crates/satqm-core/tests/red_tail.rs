@@ -204,27 +204,34 @@ fn bandwidth_split_follows_the_droptail_queue() {
     let p = split(None);
     let mut busy = 0;
     for &i in &r {
-        let q1 = ts.aqm_vq1_bytes[i];
+        let q1 = ts.aqm["aqm_vq1_bytes"][i];
         assert_eq!(
-            ts.aqm_vq1_rate_bps[i],
+            ts.aqm["aqm_vq1_rate_bps"][i],
             p.droptail_rate(q1, 3e6),
             "t = {}",
             ts.time_ns[i]
         );
-        assert_eq!(ts.aqm_vq1_rate_bps[i] + ts.aqm_vq2_rate_bps[i], 3e6);
+        assert_eq!(
+            ts.aqm["aqm_vq1_rate_bps"][i] + ts.aqm["aqm_vq2_rate_bps"][i],
+            3e6
+        );
         busy += (q1 > 0.0) as usize;
     }
     assert!(
         busy > r.len() / 4,
         "the drop-tail queue is rarely busy: {busy}"
     );
-    let c1_heavy: f64 = r.iter().map(|&i| ts.aqm_vq1_rate_bps[i]).sum::<f64>() / r.len() as f64;
+    let c1_heavy: f64 = r
+        .iter()
+        .map(|&i| ts.aqm["aqm_vq1_rate_bps"][i])
+        .sum::<f64>()
+        / r.len() as f64;
     // Fewer web users: a smaller share for the drop-tail queue.
     let light = run(&section_iv("80 s", 200, ""));
     let rl = rows(&light, 0.0);
     let c1_light: f64 = rl
         .iter()
-        .map(|&i| light.timeseries.aqm_vq1_rate_bps[i])
+        .map(|&i| light.timeseries.aqm["aqm_vq1_rate_bps"][i])
         .sum::<f64>()
         / rl.len() as f64;
     assert!(c1_light < 0.6 * c1_heavy, "{c1_light} vs {c1_heavy}");
@@ -240,8 +247,8 @@ fn bandwidth_split_follows_the_droptail_queue() {
     let p = split(Some(SimTime::from_ms(200)));
     for i in rows(&sim, 0.0) {
         assert_eq!(
-            ts.aqm_vq1_rate_bps[i],
-            p.droptail_rate(ts.aqm_vq1_bytes[i], 3e6)
+            ts.aqm["aqm_vq1_rate_bps"][i],
+            p.droptail_rate(ts.aqm["aqm_vq1_bytes"][i], 3e6)
         );
     }
     let text = section_iv("60 s", 800, "update_interval = \"200 ms\"").replace(
@@ -256,7 +263,7 @@ fn bandwidth_split_follows_the_droptail_queue() {
         let (a, b) = (w[0], w[1]);
         // No update time in (t_a, t_b]: the rate is unchanged.
         if ts.time_ns[b] / 200_000_000 == ts.time_ns[a] / 200_000_000 {
-            assert_eq!(ts.aqm_vq1_rate_bps[a], ts.aqm_vq1_rate_bps[b]);
+            assert_eq!(ts.aqm["aqm_vq1_rate_bps"][a], ts.aqm["aqm_vq1_rate_bps"][b]);
             held += 1;
         }
     }
@@ -303,7 +310,7 @@ fn dynamic_thresholds_hold_the_drop_rate_as_the_load_doubles() {
     let ts = &dynamic.timeseries;
     let at = |s: f64| {
         let i = *rows(&dynamic, s - 1e-9).first().unwrap();
-        (ts.aqm_min_th[i], ts.aqm_max_th[i])
+        (ts.aqm["aqm_min_th"][i], ts.aqm["aqm_max_th"][i])
     };
     let (lo20, hi20) = at(80.0);
     let (lo40, hi40) = at(160.0);
@@ -327,11 +334,10 @@ fn dynamic_thresholds_hold_the_drop_rate_as_the_load_doubles() {
     // (Fig. 11: about 0.05 against 0.014).
     let fixed = run(&fig10("", "80 s"));
     let r = rows(&fixed, 0.0);
-    assert!(
-        r.iter()
-            .all(|&i| fixed.timeseries.aqm_min_th[i] == 20.0
-                && fixed.timeseries.aqm_max_th[i] == 80.0)
-    );
+    assert!(r
+        .iter()
+        .all(|&i| fixed.timeseries.aqm["aqm_min_th"][i] == 20.0
+            && fixed.timeseries.aqm["aqm_max_th"][i] == 80.0));
     let (pf, pd) = (loss(&fixed, 120.0, 160.0), loss(&dynamic, 120.0, 160.0));
     assert!(pf > 1.5 * pd, "N = 40: fixed {pf:.4}, dynamic {pd:.4}");
 }
@@ -348,10 +354,14 @@ fn red_thresholds_rise_when_the_red_queue_gets_less_bandwidth() {
         let r = rows(&sim, 60.0);
         let c2 = r
             .iter()
-            .map(|&i| sim.timeseries.aqm_vq2_rate_bps[i])
+            .map(|&i| sim.timeseries.aqm["aqm_vq2_rate_bps"][i])
             .sum::<f64>()
             / r.len() as f64;
-        let th = r.iter().map(|&i| sim.timeseries.aqm_min_th[i]).sum::<f64>() / r.len() as f64;
+        let th = r
+            .iter()
+            .map(|&i| sim.timeseries.aqm["aqm_min_th"][i])
+            .sum::<f64>()
+            / r.len() as f64;
         (c2, th)
     };
     let (c2_alone, th_alone) = mean_min_th(0);
@@ -400,7 +410,7 @@ fn one_physical_buffer_holds_both_queues() {
     for i in rows(&sim, 0.0) {
         assert_eq!(
             ts.queue_packets[i] as f64,
-            ts.aqm_vq1_packets[i] + ts.aqm_vq2_packets[i]
+            ts.aqm["aqm_vq1_packets"][i] + ts.aqm["aqm_vq2_packets"][i]
         );
     }
     let c = sim.packet_counts();

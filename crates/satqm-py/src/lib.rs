@@ -18,7 +18,7 @@ use satqm_core::error::{ConfigError as CoreConfigError, Error};
 use satqm_core::fluid::{params_from_columns, Interpolation, MgtBatch, MgtSettings};
 use satqm_core::net::DropReason;
 use satqm_core::packet::flags;
-use satqm_core::probe::{Column, SeqEvent};
+use satqm_core::probe::{Column, NamedColumns, SeqEvent};
 use satqm_core::sim::{FlowSummary, Host};
 use satqm_core::units::Quantity;
 use satqm_core::{Scenario, SimTime};
@@ -458,22 +458,19 @@ fn aqm_replay<'py>(
         .map(|(v, _)| v.map(verdict_name).unwrap_or("timer"))
         .collect();
     d.set_item("verdict", verdicts)?;
-    macro_rules! probe_col {
-        ($name:ident) => {
-            d.set_item(
-                stringify!($name),
-                res.iter().map(|(_, p)| p.$name).collect::<Vec<f64>>(),
-            )?;
-        };
+    let mut probes = NamedColumns::default();
+    for (_, row) in &res {
+        probes.push_row(|put| {
+            for &(name, x) in row {
+                put(name, x);
+            }
+        });
     }
-    probe_col!(avg);
-    probe_col!(prob);
-    probe_col!(vq_bytes);
-    probe_col!(vcap_bps);
-    probe_col!(price);
-    probe_col!(max_p);
-    probe_col!(qdelay);
-    probe_col!(count);
+    // Each internal under its name without the time series' prefix.
+    for name in probes.names() {
+        let key = name.strip_prefix("aqm_").unwrap_or(name);
+        d.set_item(key, probes.get(name).expect("a named column"))?;
+    }
     Ok(d)
 }
 

@@ -297,7 +297,11 @@ def _measures(load: Callable[[str, int], Any], seed: int, quick: bool) -> dict[s
         m[f"{key}_queue_std_late"] = float(q[q.index > end / 2].std(ddof=0))
         m[f"{key}_utilization_late"] = window_mean(res.link("bottleneck").utilization, end / 2, end)
         m[f"{key}_overflow_drops"] = float(res.summary().get("drops_overflow", math.nan))
-        m[f"{key}_prob_late"] = window_mean(res.link("bottleneck").aqm_prob, end / 2, end)
+        b = res.link("bottleneck")
+        # The AQM's probability (none on a drop-tail bottleneck).
+        m[f"{key}_prob_late"] = (
+            window_mean(b["aqm_prob"], end / 2, end) if "aqm_prob" in b else math.nan
+        )
         cw = res.cwnd[res.cwnd.time_s > end / 2]
         m[f"{key}_w_late"] = float((cw.cwnd_bytes / 1500).mean())
     for name, rate in (("D4", 4e6), ("D2.5", 2.5e6)):

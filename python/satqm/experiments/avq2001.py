@@ -108,7 +108,8 @@ def window_stats(res: Any, lo: float, hi: float) -> dict[str, float]:
         "utilization": float(w.utilization.mean()),
         "loss_pct": 100.0 * float(w.drops.sum()) / arrivals if arrivals else math.nan,
         "mark_pct": 100.0 * float(w.marks.sum()) / arrivals if arrivals else math.nan,
-        "vcap_mbps": float(w.aqm_vcap_bps.mean()) / 1e6,
+        # AVQ's virtual capacity; the other AQMs have none.
+        "vcap_mbps": float(w["aqm_vcap_bps"].mean()) / 1e6 if "aqm_vcap_bps" in w else math.nan,
     }
 
 

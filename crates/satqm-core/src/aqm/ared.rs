@@ -12,7 +12,7 @@
 
 use super::params::ParamTable;
 use super::red::{Red, RedParams};
-use super::{AqmProbe, PacketMeta, QueueView, Verdict};
+use super::{PacketMeta, Probe, QueueView, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -108,7 +108,12 @@ impl Ared {
         self.red.p.w_q
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        self.red.probe()
+    pub fn probe(&self, put: &mut Probe) {
+        self.red.probe(put)
+    }
+
+    /// The last drop (or mark) probability computed.
+    pub fn prob(&self) -> f64 {
+        self.red.prob()
     }
 }

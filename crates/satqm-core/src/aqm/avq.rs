@@ -22,7 +22,7 @@
 use super::gkvq::GkvqParams;
 use super::params::ParamTable;
 use super::vq::VirtualQueue;
-use super::{AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::queue::BufferLimit;
 use crate::time::SimTime;
@@ -110,12 +110,10 @@ impl Avq {
         v
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            vq_bytes: self.vq.bytes,
-            vcap_bps: self.vcap,
-            ..AqmProbe::default()
-        }
+    /// The virtual queue (bytes) and the virtual capacity (bit/s).
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_vq_bytes", self.vq.bytes);
+        put("aqm_vcap_bps", self.vcap);
     }
 }
 

@@ -16,7 +16,7 @@
 
 use super::params::ParamTable;
 use super::vq::VirtualQueue;
-use super::{spread, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
+use super::{spread, Outcome, PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -150,14 +150,13 @@ impl AvqRed {
         }
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            vq_bytes: self.vq.bytes,
-            vcap_bps: self.v_capacity,
-            prob: self.last_p,
-            count: self.count as f64,
-            ..AqmProbe::default()
-        }
+    /// The virtual queue (bytes), the virtual capacity (bit/s), the last
+    /// drop probability and RED's count since the last drop.
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_vq_bytes", self.vq.bytes);
+        put("aqm_vcap_bps", self.v_capacity);
+        put("aqm_prob", self.last_p);
+        put("aqm_count", self.count as f64);
     }
 }
 

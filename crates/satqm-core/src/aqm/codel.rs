@@ -5,7 +5,7 @@
 //! position between calls so the sequence of decisions is the RFC's.
 
 use super::params::ParamTable;
-use super::{AqmProbe, QueueView, Reason, Verdict};
+use super::{Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -131,11 +131,10 @@ impl Codel {
         self.after_first_drop = false;
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            count: self.count as f64,
-            qdelay: self.last_sojourn.secs_f64(),
-            ..AqmProbe::default()
-        }
+    /// The drops of the current dropping state (`count`) and the last
+    /// sojourn seen (s).
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_count", self.count as f64);
+        put("aqm_qdelay", self.last_sojourn.secs_f64());
     }
 }

@@ -16,7 +16,7 @@
 
 use super::params::ParamTable;
 use super::vq::VirtualQueue;
-use super::{AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::queue::BufferLimit;
 use crate::time::SimTime;
@@ -130,11 +130,9 @@ impl Gkvq {
         }
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            vq_bytes: self.vq.bytes,
-            vcap_bps: self.rate_bps,
-            ..AqmProbe::default()
-        }
+    /// The virtual queue (bytes) and its service rate (bit/s).
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_vq_bytes", self.vq.bytes);
+        put("aqm_vcap_bps", self.rate_bps);
     }
 }

@@ -101,41 +101,11 @@ impl Outcome {
     }
 }
 
-/// Internals for the time series; NaN where not applicable.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AqmProbe {
-    pub avg: f64,
-    pub prob: f64,
-    pub vq_bytes: f64,
-    pub vcap_bps: f64,
-    pub price: f64,
-    pub max_p: f64,
-    pub qdelay: f64,
-    pub count: f64,
-    /// RED+Tail: the RED queue's current thresholds (packets) and its
-    /// average drop probability.
-    pub min_th: f64,
-    pub max_th: f64,
-    pub pd_avg: f64,
-}
-
-impl Default for AqmProbe {
-    fn default() -> Self {
-        AqmProbe {
-            avg: f64::NAN,
-            prob: f64::NAN,
-            vq_bytes: f64::NAN,
-            vcap_bps: f64::NAN,
-            price: f64::NAN,
-            max_p: f64::NAN,
-            qdelay: f64::NAN,
-            count: f64::NAN,
-            min_th: f64::NAN,
-            max_th: f64::NAN,
-            pd_avg: f64::NAN,
-        }
-    }
-}
+/// Where an AQM or a queue discipline writes its internals at a sample:
+/// one call per value, with its column's name in the time series
+/// (`aqm_…`). Each algorithm names its values where it writes them, so a
+/// new algorithm adds no column to the others' runs.
+pub type Probe<'a> = dyn FnMut(&'static str, f64) + 'a;
 
 /// Validated parameters of one algorithm. Defaults that depend on the port
 /// (link rate, buffer) are resolved by [`AqmParams::build`].
@@ -528,19 +498,19 @@ impl Aqm {
         }
     }
 
-    pub fn probe(&self) -> AqmProbe {
+    pub fn probe(&self, put: &mut Probe) {
         match self {
-            Aqm::DropTail | Aqm::Scheduler(_) => AqmProbe::default(),
-            Aqm::Red(a) => a.probe(),
-            Aqm::Ared(a) => a.probe(),
-            Aqm::Gkvq(a) => a.probe(),
-            Aqm::Avq(a) => a.probe(),
-            Aqm::AvqRed(a) => a.probe(),
-            Aqm::Pi(a) => a.probe(),
-            Aqm::Rem(a) => a.probe(),
-            Aqm::Pie(a) => a.probe(),
-            Aqm::Codel(a) => a.probe(),
-            Aqm::RedTail(a) => a.probe(),
+            Aqm::DropTail | Aqm::Scheduler(_) => {}
+            Aqm::Red(a) => a.probe(put),
+            Aqm::Ared(a) => a.probe(put),
+            Aqm::Gkvq(a) => a.probe(put),
+            Aqm::Avq(a) => a.probe(put),
+            Aqm::AvqRed(a) => a.probe(put),
+            Aqm::Pi(a) => a.probe(put),
+            Aqm::Rem(a) => a.probe(put),
+            Aqm::Pie(a) => a.probe(put),
+            Aqm::Codel(a) => a.probe(put),
+            Aqm::RedTail(a) => a.probe(put),
         }
     }
 }

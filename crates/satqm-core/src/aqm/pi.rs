@@ -11,7 +11,7 @@
 //! `q_old` and `p` start at 0.
 
 use super::params::ParamTable;
-use super::{AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -103,10 +103,8 @@ impl Pi {
         }
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            prob: self.prob,
-            ..AqmProbe::default()
-        }
+    /// The marking probability.
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_prob", self.prob);
     }
 }

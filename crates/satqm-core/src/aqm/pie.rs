@@ -3,7 +3,7 @@
 //! method of RFC 8033 section 5.1); see docs/aqm.md for the update rule.
 
 use super::params::ParamTable;
-use super::{AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -144,11 +144,9 @@ impl Pie {
         }
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            prob: self.prob,
-            qdelay: self.qdelay,
-            ..AqmProbe::default()
-        }
+    /// The drop probability and the queueing delay estimate (s).
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_prob", self.prob);
+        put("aqm_qdelay", self.qdelay);
     }
 }

@@ -15,7 +15,7 @@
 //! `p_b <- p_b * size / mean_packet_size`.
 
 use super::params::ParamTable;
-use super::{spread, AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{spread, PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -133,14 +133,18 @@ impl Red {
         }
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            avg: self.avg,
-            prob: self.last_p,
-            count: self.count as f64,
-            max_p: self.p.max_p,
-            ..AqmProbe::default()
-        }
+    /// The average queue, the last probability computed, the count
+    /// since the last signal and `max_p` (which Adaptive RED moves).
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_avg", self.avg);
+        put("aqm_prob", self.last_p);
+        put("aqm_count", self.count as f64);
+        put("aqm_max_p", self.p.max_p);
+    }
+
+    /// The last drop (or mark) probability computed.
+    pub fn prob(&self) -> f64 {
+        self.last_p
     }
 }
 

@@ -11,7 +11,7 @@
 //! serve in it, both in packets of `mean_packet_size`.
 
 use super::params::ParamTable;
-use super::{AqmProbe, PacketMeta, QueueView, Reason, Verdict};
+use super::{PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -96,11 +96,9 @@ impl Rem {
         }
     }
 
-    pub fn probe(&self) -> AqmProbe {
-        AqmProbe {
-            price: self.price,
-            prob: self.prob,
-            ..AqmProbe::default()
-        }
+    /// The link price and the marking probability.
+    pub fn probe(&self, put: &mut Probe) {
+        put("aqm_price", self.price);
+        put("aqm_prob", self.prob);
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::params::ParamTable;
-use super::{AqmParams, AqmProbe, Outcome, PacketMeta, QueueView, Reason, Verdict};
+use super::{AqmParams, Outcome, PacketMeta, QueueView, Reason, Verdict};
 use crate::error::{ConfigError, Error};
 use crate::packet::{flags, Packet, PacketKind};
 use crate::queue::{Buffer, BufferLimit, DualPi2, Fq, Queued};
@@ -62,9 +62,13 @@ fn parse_spec(spec: &str) -> Result<(String, Option<bool>, AqmParams), Error> {
     Ok((kind, mark_mode, params))
 }
 
+/// An algorithm's internals at one moment, by name ([`super::Probe`]).
+pub type Internals = Vec<(&'static str, f64)>;
+
 /// Parse an AQM table (`kind`, optional `mode`, and parameters, as in a
 /// scenario's `[[aqm]]` without placement) and replay `events`; returns each event's verdict
-/// (`None` for timer ticks) and the probe after it. At a departure, any
+/// (`None` for timer ticks) with the algorithm's internals after it, as it
+/// names them. At a departure, any
 /// verdict other than `pass` is taken as a drop; if it leaves the queue
 /// empty the algorithm is told so, as the port does.
 pub fn replay(
@@ -72,7 +76,7 @@ pub fn replay(
     rate_bps: u64,
     limit_bytes: u64,
     events: &[TraceEvent],
-) -> Result<Vec<(Option<Verdict>, AqmProbe)>, Error> {
+) -> Result<Vec<(Option<Verdict>, Internals)>, Error> {
     let (kind, mark_mode, params) = parse_spec(spec)?;
     let mark_mode = mark_mode.unwrap_or(false);
     if params.is_queue_structure() {
@@ -109,7 +113,9 @@ pub fn replay(
                 None
             }
         };
-        out.push((v, aqm.probe()));
+        let mut probe = Vec::new();
+        aqm.probe(&mut |name, x| probe.push((name, x)));
+        out.push((v, probe));
     }
     Ok(out)
 }

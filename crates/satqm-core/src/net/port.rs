@@ -28,7 +28,7 @@
 use super::held::Held;
 use super::sojourn::Sojourns;
 use super::DropReason;
-use crate::aqm::{Aqm, Outcome, PacketMeta, QueueView, Verdict};
+use crate::aqm::{Aqm, Outcome, PacketMeta, Probe, QueueView, Verdict};
 use crate::engine::Event;
 use crate::ids::{AqmId, FlowKind, LinkId};
 use crate::packet::{flags, Packet};
@@ -1035,9 +1035,9 @@ impl Port {
         s
     }
 
-    /// RED+Tail's virtual-queue figures for the interval ending at `now`.
-    pub fn take_vq_probe(&mut self, now: SimTime) -> Option<crate::queue::VqProbe> {
-        self.queue.parallel_mut().map(|p| p.take_probe(now))
+    /// The buffer's discipline's internals at the sample `now`.
+    pub fn probe_buffer(&mut self, now: SimTime, put: &mut Probe) {
+        self.queue.probe(now, put);
     }
 }
 

@@ -62,26 +62,114 @@ impl ColumnValue for FlowKind {
 
 /// Declare a columnar record table: a struct of `Vec` columns with a
 /// `columns()` list of them, by name, in declaration order.
+///
+/// A table whose last columns depend on the run (the AQMs' internals) ends
+/// with `; pub name: NamedColumns,` after the fixed columns: its columns
+/// follow the fixed ones.
 macro_rules! columns {
     (
         $(#[$m:meta])*
         pub struct $name:ident {
             $( $(#[$fm:meta])* pub $field:ident : Vec<$ty:ty>, )*
+            $( ; $(#[$xm:meta])* pub $xfield:ident : NamedColumns, )?
         }
     ) => {
         $(#[$m])*
         #[derive(Debug, Default, Clone)]
         pub struct $name {
             $( $(#[$fm])* pub $field: Vec<$ty>, )*
+            $( $(#[$xm])* pub $xfield: NamedColumns, )?
         }
 
         impl $name {
             /// Every column, by name, in order.
             pub fn columns(&self) -> Vec<(&'static str, Column)> {
-                vec![$( (stringify!($field), <$ty as ColumnValue>::column(self.$field.clone())), )*]
+                #[allow(unused_mut)]
+                let mut cols = vec![$( (stringify!($field), <$ty as ColumnValue>::column(self.$field.clone())), )*];
+                $( cols.extend(self.$xfield.columns()); )?
+                cols
             }
         }
     };
+}
+
+impl std::ops::Index<&str> for NamedColumns {
+    type Output = [f64];
+
+    /// The column called `name`; panics if no row named it.
+    fn index(&self, name: &str) -> &[f64] {
+        self.get(name).unwrap_or_else(|| {
+            panic!(
+                "no column {name:?} (the run has {:?})",
+                self.cols.iter().map(|c| c.0).collect::<Vec<_>>()
+            )
+        })
+    }
+}
+
+/// Columns of numbers whose names come with the values, row by row (the
+/// internals each AQM reports, [`crate::aqm::Probe`]): a column starts at
+/// the first row that names it, with NaN in the rows before, and a row
+/// that does not name a column gets NaN there. Columns keep the order
+/// they first appeared in.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct NamedColumns {
+    rows: usize,
+    cols: Vec<(&'static str, Vec<f64>)>,
+}
+
+impl NamedColumns {
+    /// Add one row: `fill` writes its values by name, each name at most
+    /// once.
+    pub fn push_row(&mut self, fill: impl FnOnce(&mut crate::aqm::Probe)) {
+        let rows = self.rows;
+        let cols = &mut self.cols;
+        fill(&mut |name: &'static str, v: f64| {
+            let col = match cols.iter_mut().position(|(n, _)| *n == name) {
+                Some(i) => &mut cols[i].1,
+                None => {
+                    cols.push((name, vec![f64::NAN; rows]));
+                    &mut cols.last_mut().expect("just pushed").1
+                }
+            };
+            debug_assert_eq!(col.len(), rows, "{name} written twice in a row");
+            col.push(v);
+        });
+        self.rows += 1;
+        for (_, c) in &mut self.cols {
+            c.resize(self.rows, f64::NAN);
+        }
+    }
+
+    /// The rows so far.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// The column called `name`, if any row named it.
+    pub fn get(&self, name: &str) -> Option<&[f64]> {
+        self.cols
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| c.as_slice())
+    }
+
+    /// The names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.cols.iter().map(|(n, _)| *n)
+    }
+
+    /// Every column, by name, in order.
+    pub fn columns(&self) -> Vec<(&'static str, Column)> {
+        self.cols
+            .iter()
+            .map(|(n, c)| (*n, Column::F64(c.clone())))
+            .collect()
+    }
 }
 
 /// Declare a row type whose result table is a list of rows: the struct and
@@ -140,33 +228,12 @@ columns! {
         pub arrivals: Vec<u64>,
         /// ECN marks made at the port during the interval.
         pub marks: Vec<u64>,
-        /// Internals of the AQM acting at the link (NaN without one).
-        pub aqm_avg: Vec<f64>,
-        pub aqm_prob: Vec<f64>,
-        pub aqm_vq_bytes: Vec<f64>,
-        pub aqm_vcap_bps: Vec<f64>,
-        pub aqm_price: Vec<f64>,
-        pub aqm_max_p: Vec<f64>,
-        pub aqm_qdelay: Vec<f64>,
-        /// RED+Tail: the RED queue's thresholds (packets) and average drop
-        /// probability.
-        pub aqm_min_th: Vec<f64>,
-        pub aqm_max_th: Vec<f64>,
-        pub aqm_pd_avg: Vec<f64>,
-        /// RED+Tail virtual queues (1: drop-tail, 2: RED): lengths at the
-        /// sample time, service rates in force, bytes that arrived in the
-        /// interval (dropped ones included), mean wait of the packets that
-        /// started service in the interval.
-        pub aqm_vq1_packets: Vec<f64>,
-        pub aqm_vq2_packets: Vec<f64>,
-        pub aqm_vq1_bytes: Vec<f64>,
-        pub aqm_vq2_bytes: Vec<f64>,
-        pub aqm_vq1_rate_bps: Vec<f64>,
-        pub aqm_vq2_rate_bps: Vec<f64>,
-        pub aqm_vq1_arrived_bytes: Vec<f64>,
-        pub aqm_vq2_arrived_bytes: Vec<f64>,
-        pub aqm_vq1_delay_s: Vec<f64>,
-        pub aqm_vq2_delay_s: Vec<f64>,
+        ;
+        /// The internals of the AQM acting at the link and of its buffer's
+        /// discipline, as each names them (`aqm_avg`, `aqm_prob`, …;
+        /// `docs/aqm.md` lists them by algorithm): one column per name any
+        /// link reports, NaN on the rows of links that do not.
+        pub aqm: NamedColumns,
     }
 }
 
@@ -330,5 +397,30 @@ mod tests {
         let (m, s) = mean_std([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0].into_iter());
         assert_eq!(m, 5.0);
         assert_eq!(s, 2.0);
+    }
+
+    /// A column starts where it is first named, with NaN before; rows that
+    /// do not name it get NaN; order is first appearance.
+    #[test]
+    fn named_columns_fill_the_gaps_with_nan() {
+        let mut t = NamedColumns::default();
+        t.push_row(|put| put("aqm_a", 1.0));
+        t.push_row(|put| {
+            put("aqm_b", 2.0);
+            put("aqm_a", 3.0);
+        });
+        t.push_row(|_| {});
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.names().collect::<Vec<_>>(), ["aqm_a", "aqm_b"]);
+        let a = &t["aqm_a"];
+        assert_eq!((a[0], a[1]), (1.0, 3.0));
+        assert!(a[2].is_nan());
+        let b = &t["aqm_b"];
+        assert!(b[0].is_nan() && b[2].is_nan());
+        assert_eq!(b[1], 2.0);
+        assert!(t.get("aqm_c").is_none());
+        let cols = t.columns();
+        assert_eq!(cols.len(), 2);
+        assert!(cols.iter().all(|(_, c)| c.len() == 3));
     }
 }

@@ -27,6 +27,7 @@
 use std::collections::VecDeque;
 
 use super::{BufferLimit, QdiscDrop, Queued};
+use crate::aqm::Probe;
 use crate::packet::flags;
 use crate::time::SimTime;
 
@@ -159,6 +160,18 @@ impl DualPi2 {
     /// p', in units of 2^-32.
     pub fn base_probability(&self) -> u64 {
         self.p
+    }
+
+    /// The base probability p', the classic queue's drop or mark
+    /// probability p'² and the coupled L4S probability k·p' (RFC 9332
+    /// §2.4; the last two capped at 1), and each queue's length, packets.
+    pub fn probe(&self, put: &mut Probe) {
+        let frac = |p: u64| p as f64 / ONE as f64;
+        put("aqm_prob", frac(self.p));
+        put("aqm_p_c", frac(self.p_c()));
+        put("aqm_p_cl", frac(self.p_cl()));
+        put("aqm_l_packets", self.l.len() as f64);
+        put("aqm_c_packets", self.c.len() as f64);
     }
 
     pub fn take_dropped(&mut self) -> std::vec::Drain<'_, (Queued, QdiscDrop)> {

@@ -46,7 +46,7 @@
 use std::collections::VecDeque;
 
 use super::{BufferLimit, QueueView, Queued};
-use crate::aqm::{Outcome, PacketMeta, Pie, PieParams};
+use crate::aqm::{Outcome, PacketMeta, Pie, PieParams, Probe};
 use crate::packet::{flags, Packet};
 use crate::time::SimTime;
 
@@ -350,6 +350,27 @@ impl Fq {
 
     pub fn params(&self) -> &FqParams {
         &self.p
+    }
+
+    /// The lengths of the new and old flow lists (as Linux's `tc -s`
+    /// gives them); with one queue (`cobalt`, or `flows = 1`), that
+    /// queue's AQM instead: CoDel's and COBALT's drop count of the current
+    /// dropping state, BLUE's probability, PIE's probability and delay.
+    pub fn probe(&self, put: &mut Probe) {
+        if self.queues.len() != 1 {
+            put("aqm_new_flows", self.new_flows.len() as f64);
+            put("aqm_old_flows", self.old_flows.len() as f64);
+            return;
+        }
+        let q = &self.queues[0];
+        match &q.aqm {
+            FlowAqm::Codel => put("aqm_count", q.codel.count as f64),
+            FlowAqm::Pie(pie) => pie.probe(put),
+            FlowAqm::Cobalt(c) => {
+                put("aqm_count", c.count as f64);
+                put("aqm_prob", c.p_drop);
+            }
+        }
     }
 
     /// The next uniform draw in [0, 1): SplitMix64, its top 53 bits.

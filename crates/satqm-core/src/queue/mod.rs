@@ -12,13 +12,14 @@ pub mod dualpi2;
 pub mod fq;
 pub mod parallel;
 
+use crate::aqm::Probe;
 use crate::packet::Packet;
 use crate::ring::Ring;
 use crate::time::SimTime;
 
 pub use dualpi2::{DualPi2, DualPi2Params, DualScheduler};
 pub use fq::{CobaltParams, FlowAqmParams, Fq, FqMark, FqParams, Overflow, QdiscDrop};
-pub use parallel::{ParallelQueues, SplitParams, VqClass, VqProbe};
+pub use parallel::{ParallelQueues, SplitParams, VqClass};
 
 /// What an algorithm sees of the queue it monitors.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -153,6 +154,17 @@ impl Buffer {
         };
         self.len = len;
         out
+    }
+
+    /// The discipline's internals at a sample (the interval's figures of
+    /// RED+Tail's virtual queues start again).
+    pub fn probe(&mut self, now: SimTime, put: &mut Probe) {
+        match self.structured_mut() {
+            Some(Structured::Parallel(p)) => p.probe(now, put),
+            Some(Structured::Fq(f)) => f.probe(put),
+            Some(Structured::DualPi2(d)) => d.probe(put),
+            None => {}
+        }
     }
 
     /// A scheduler's periodic update (DualPI2's PI2 controller, FQ-PIE's

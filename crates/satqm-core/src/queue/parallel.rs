@@ -37,6 +37,7 @@ use std::collections::VecDeque;
 
 use super::QueueView;
 use super::Queued;
+use crate::aqm::Probe;
 use crate::time::{Rate, SimTime};
 
 /// Largest credit a virtual queue can bank, and largest debt it can run
@@ -100,20 +101,6 @@ pub struct VqStats {
     /// Most packets and bytes the queue held at once.
     pub peak_packets: usize,
     pub peak_bytes: u64,
-}
-
-/// What the sampler records of the two virtual queues (index 0: drop-tail,
-/// 1: RED). Rates are those in force at the sample time; `arrived_bytes`
-/// counts the interval's arrivals of each class, dropped ones included;
-/// `delay_mean_s` is the mean wait of the packets that started service in
-/// the interval (NaN if none).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct VqProbe {
-    pub q_packets: [u32; 2],
-    pub q_bytes: [u64; 2],
-    pub rate_bps: [f64; 2],
-    pub arrived_bytes: [u64; 2],
-    pub delay_mean_s: [f64; 2],
 }
 
 #[derive(Debug)]
@@ -345,25 +332,31 @@ impl ParallelQueues {
         self.departed_interval[i] += 1;
     }
 
-    /// The sample at `now`; starts the next interval.
-    pub fn take_probe(&mut self, now: SimTime) -> VqProbe {
+    /// The sample at `now`, for the time series; starts the next
+    /// interval. Per virtual queue (1: drop-tail, 2: RED): its length at
+    /// `now`, packets and bytes; the service rate in force (bit/s); the
+    /// bytes that arrived in the interval, dropped ones included; and the
+    /// mean wait (s) of the packets that started service in it (NaN if
+    /// none did).
+    pub fn probe(&mut self, now: SimTime, put: &mut Probe) {
         self.advance(now);
-        let mut p = VqProbe {
-            q_packets: [self.vq[0].len() as u32, self.vq[1].len() as u32],
-            q_bytes: self.bytes,
-            rate_bps: [self.rate(0), self.rate(1)],
-            arrived_bytes: self.arrived_interval,
-            delay_mean_s: [f64::NAN; 2],
+        let mean = |i: usize| match self.departed_interval[i] {
+            0 => f64::NAN,
+            n => self.delay_sum_interval[i] / n as f64,
         };
-        for i in 0..2 {
-            if self.departed_interval[i] > 0 {
-                p.delay_mean_s[i] = self.delay_sum_interval[i] / self.departed_interval[i] as f64;
-            }
-        }
+        put("aqm_vq1_packets", self.vq[0].len() as f64);
+        put("aqm_vq2_packets", self.vq[1].len() as f64);
+        put("aqm_vq1_bytes", self.bytes[0] as f64);
+        put("aqm_vq2_bytes", self.bytes[1] as f64);
+        put("aqm_vq1_rate_bps", self.rate(0));
+        put("aqm_vq2_rate_bps", self.rate(1));
+        put("aqm_vq1_arrived_bytes", self.arrived_interval[0] as f64);
+        put("aqm_vq2_arrived_bytes", self.arrived_interval[1] as f64);
+        put("aqm_vq1_delay_s", mean(0));
+        put("aqm_vq2_delay_s", mean(1));
         self.arrived_interval = [0; 2];
         self.delay_sum_interval = [0.0; 2];
         self.departed_interval = [0; 2];
-        p
     }
 }
 
@@ -486,8 +479,13 @@ mod tests {
         assert_eq!(pq.rates_bps(), (0.0, C as f64));
         // The update at 100 ms sees q1 = 5000 bytes even if nothing happens
         // until 250 ms; the next update is at 300 ms.
-        let p = pq.take_probe(SimTime::from_ms(250));
-        assert_eq!(p.rate_bps, [4e6, 4e6]);
+        let mut rates = Vec::new();
+        pq.probe(SimTime::from_ms(250), &mut |n, v| {
+            if n.ends_with("rate_bps") {
+                rates.push(v)
+            }
+        });
+        assert_eq!(rates, [4e6, 4e6]);
         assert_eq!(pq.next_update, SimTime::from_ms(300));
         // A continuous split follows q1 at once.
         let mut pq = ParallelQueues::new(params(None), Rate(C));

@@ -71,8 +71,13 @@ use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::udp::UdpSink;
 
 /// Bytes of one row of each result table (the sum of its columns'
-/// element sizes; checked against the tables in the tests).
-pub(crate) const SAMPLE_ROW: u64 = 232;
+/// element sizes; checked against the tables in the tests). A sample row
+/// counts its fixed columns and room for `PROBE_COLUMNS` AQM internals.
+pub(crate) const SAMPLE_ROW: u64 = SAMPLE_FIXED_ROW + 8 * PROBE_COLUMNS;
+pub(crate) const SAMPLE_FIXED_ROW: u64 = 72;
+/// The most AQM internals a run's time series is counted for (RED+Tail's
+/// AQM and virtual queues give 17).
+pub(crate) const PROBE_COLUMNS: u64 = 20;
 pub(crate) const DROP_ROW: u64 = 30;
 pub(crate) const CONGESTION_ROW: u64 = 49;
 pub(crate) const CWND_ROW: u64 = 77;

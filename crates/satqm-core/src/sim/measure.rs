@@ -6,7 +6,6 @@
 use super::{Endpoints, Simulation};
 use crate::engine::Event;
 use crate::ids::LinkId;
-use crate::queue::VqProbe;
 use crate::time::SimTime;
 use crate::transport::tcp::cc::CcTrace;
 
@@ -17,11 +16,6 @@ impl Simulation {
         for &l in &self.monitored {
             let port = &mut self.links[l.idx()].port;
             let s = port.take_sample(now);
-            let probe = port
-                .aqm()
-                .map(|a| self.aqms[a.idx()].aqm.probe())
-                .unwrap_or_default();
-            let vq = port.take_vq_probe(now);
             let ts = &mut self.timeseries;
             ts.time_ns.push(now.ns());
             ts.link.push(l.0);
@@ -34,29 +28,13 @@ impl Simulation {
             ts.drops.push(s.drops);
             ts.arrivals.push(s.arrivals);
             ts.marks.push(s.marks);
-            ts.aqm_avg.push(probe.avg);
-            ts.aqm_prob.push(probe.prob);
-            ts.aqm_vq_bytes.push(probe.vq_bytes);
-            ts.aqm_vcap_bps.push(probe.vcap_bps);
-            ts.aqm_price.push(probe.price);
-            ts.aqm_max_p.push(probe.max_p);
-            ts.aqm_qdelay.push(probe.qdelay);
-            ts.aqm_min_th.push(probe.min_th);
-            ts.aqm_max_th.push(probe.max_th);
-            ts.aqm_pd_avg.push(probe.pd_avg);
-            let col = |f: &dyn Fn(&VqProbe) -> f64| vq.as_ref().map_or(f64::NAN, f);
-            ts.aqm_vq1_packets.push(col(&|v| v.q_packets[0] as f64));
-            ts.aqm_vq2_packets.push(col(&|v| v.q_packets[1] as f64));
-            ts.aqm_vq1_bytes.push(col(&|v| v.q_bytes[0] as f64));
-            ts.aqm_vq2_bytes.push(col(&|v| v.q_bytes[1] as f64));
-            ts.aqm_vq1_rate_bps.push(col(&|v| v.rate_bps[0]));
-            ts.aqm_vq2_rate_bps.push(col(&|v| v.rate_bps[1]));
-            ts.aqm_vq1_arrived_bytes
-                .push(col(&|v| v.arrived_bytes[0] as f64));
-            ts.aqm_vq2_arrived_bytes
-                .push(col(&|v| v.arrived_bytes[1] as f64));
-            ts.aqm_vq1_delay_s.push(col(&|v| v.delay_mean_s[0]));
-            ts.aqm_vq2_delay_s.push(col(&|v| v.delay_mean_s[1]));
+            let aqm = port.aqm().map(|a| &self.aqms[a.idx()].aqm);
+            ts.aqm.push_row(|put| {
+                if let Some(a) = aqm {
+                    a.probe(put);
+                }
+                port.probe_buffer(now, put);
+            });
         }
         for i in 0..self.scheduled.len() {
             self.record_link_state(self.scheduled[i]);

@@ -30,7 +30,7 @@ mod tests;
 pub use params::{Classifier, RedTailParams, Thresholds};
 
 use super::ared::Ared;
-use super::{AqmProbe, PacketMeta, QueueView, Verdict};
+use super::{PacketMeta, Probe, QueueView, Verdict};
 use crate::ids::{FlowId, FlowKind};
 use crate::queue::BufferLimit;
 use crate::queue::VqClass;
@@ -159,7 +159,7 @@ impl RedTail {
     /// whose view (before the packet joins) is `q`.
     pub fn red_arrival(&mut self, now: SimTime, pkt: PacketMeta, q: &QueueView, u: f64) -> Verdict {
         let v = self.ared.on_arrival(now, pkt, q, u);
-        let p_a = self.ared.probe().prob;
+        let p_a = self.ared.prob();
         self.pd_avg = (1.0 - self.w_p) * self.pd_avg + self.w_p * p_a;
         v
     }
@@ -202,13 +202,13 @@ impl RedTail {
         self.ared.w_q()
     }
 
-    pub fn probe(&self) -> AqmProbe {
+    /// The RED queue's Adaptive RED, its current thresholds (packets) and
+    /// its average drop probability.
+    pub fn probe(&self, put: &mut Probe) {
+        self.ared.probe(put);
         let (min_th, max_th) = self.thresholds();
-        AqmProbe {
-            min_th,
-            max_th,
-            pd_avg: self.pd_avg,
-            ..self.ared.probe()
-        }
+        put("aqm_min_th", min_th);
+        put("aqm_max_th", max_th);
+        put("aqm_pd_avg", self.pd_avg);
     }
 }

@@ -1,7 +1,7 @@
 //! The estimate against measured memory, the refusal and its key, and the
 //! summary without the drop log.
 
-use super::{CONGESTION_ROW, CWND_ROW, DROP_ROW, SAMPLE_ROW};
+use super::{CONGESTION_ROW, CWND_ROW, DROP_ROW, SAMPLE_FIXED_ROW};
 use crate::config::testing::{err, BASE};
 use crate::config::Scenario;
 use crate::probe::{CongestionLog, CwndTrace, DropLog, TimeSeries};
@@ -26,7 +26,7 @@ fn row_bytes(cols: Vec<(&'static str, crate::probe::Column)>) -> u64 {
 
 #[test]
 fn row_sizes_match_the_tables() {
-    assert_eq!(row_bytes(TimeSeries::default().columns()), SAMPLE_ROW);
+    assert_eq!(row_bytes(TimeSeries::default().columns()), SAMPLE_FIXED_ROW);
     assert_eq!(row_bytes(DropLog::default().columns()), DROP_ROW);
     assert_eq!(
         row_bytes(CongestionLog::default().columns()),
