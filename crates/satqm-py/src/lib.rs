@@ -424,6 +424,10 @@ fn trace_event(ev: &Bound<'_, PyDict>, i: usize) -> PyResult<TraceEvent> {
             .map(|v| v.extract())
             .transpose()?
             .unwrap_or(false),
+        ect1: opt("ect1")?
+            .map(|v| v.extract())
+            .transpose()?
+            .unwrap_or(false),
         u: match kind {
             TraceKind::Arrival => get("u")?.extract()?,
             _ => 0.0,

@@ -139,6 +139,7 @@ mod tests {
         let pkt = PacketMeta {
             size: 1000,
             ecn_capable: false,
+            ect1: false,
         };
         // t = 1 ms: VQ drains from 0; C' = min(9.8e6 + 0.15*0.98*1e7*1e-3, 1e7) - 0.15*8000
         a.on_arrival(SimTime::from_ms(1), pkt, &q, 0.5);
@@ -181,6 +182,7 @@ mod tests {
         let pkt = PacketMeta {
             size: 1500,
             ecn_capable: false,
+            ect1: false,
         };
         a.on_arrival(SimTime::from_secs(10), pkt, &QueueView::default(), 0.5);
         assert_eq!(a.vcap, 20e6 - 0.15 * 1500.0 * 8.0);
@@ -202,6 +204,7 @@ mod tests {
         let pkt = PacketMeta {
             size: 1000,
             ecn_capable: false,
+            ect1: false,
         };
         let q = QueueView::default();
         let t = SimTime::from_ms(1);

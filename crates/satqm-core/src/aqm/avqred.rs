@@ -180,6 +180,7 @@ mod tests {
         let pkt = PacketMeta {
             size: 1500,
             ecn_capable: false,
+            ect1: false,
         };
         // Packets 0.6 ms apart (1500 B at 20 Mbit/s): no drain until > 1 ms
         // has passed since the last drain.

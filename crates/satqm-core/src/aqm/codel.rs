@@ -5,7 +5,7 @@
 //! position between calls so the sequence of decisions is the RFC's.
 
 use super::params::ParamTable;
-use super::{Probe, QueueView, Reason, Verdict};
+use super::{PacketMeta, Probe, QueueView, Reason, Verdict};
 use crate::error::ConfigError;
 use crate::time::SimTime;
 
@@ -14,14 +14,27 @@ pub struct CodelParams {
     pub target: SimTime,
     pub interval: SimTime,
     pub mtu: u64,
+    /// CE-mark an eligible packet whose sojourn exceeds this, if CoDel did
+    /// not signal on it (Linux's `ce_threshold`).
+    pub ce_threshold: Option<SimTime>,
+    /// Only ECT(1) packets are eligible (L4S); else every ECN-capable one.
+    pub ce_threshold_ect1: bool,
 }
 
 impl CodelParams {
     pub(crate) fn parse(t: &mut ParamTable) -> Result<CodelParams, ConfigError> {
+        let (target, interval) = (
+            t.time("target", SimTime::from_ms(5))?,
+            t.time("interval", SimTime::from_ms(100))?,
+        );
+        let mtu = t.f64_in("mtu", 1500.0, 0.0, true, 1e6)? as u64;
+        let (ce_threshold, ce_threshold_ect1) = t.ce_threshold()?;
         Ok(CodelParams {
-            target: t.time("target", SimTime::from_ms(5))?,
-            interval: t.time("interval", SimTime::from_ms(100))?,
-            mtu: t.f64_in("mtu", 1500.0, 0.0, true, 1e6)? as u64,
+            target,
+            interval,
+            mtu,
+            ce_threshold,
+            ce_threshold_ect1,
         })
     }
 }
@@ -78,7 +91,36 @@ impl Codel {
         }
     }
 
-    pub fn on_departure(&mut self, now: SimTime, sojourn: SimTime, q: &QueueView) -> Verdict {
+    /// The verdict on a packet leaving after `sojourn`: CoDel's, then,
+    /// if CoDel let it pass, `ce_threshold`'s mark (as Linux's
+    /// `codel_dequeue` ends).
+    pub fn on_departure(
+        &mut self,
+        now: SimTime,
+        sojourn: SimTime,
+        pkt: PacketMeta,
+        q: &QueueView,
+    ) -> Verdict {
+        let v = self.codel(now, sojourn, q);
+        match self.p.ce_threshold {
+            Some(th) if v == Verdict::Pass && sojourn > th => {
+                let eligible = if self.p.ce_threshold_ect1 {
+                    pkt.ect1
+                } else {
+                    pkt.ecn_capable
+                };
+                if eligible {
+                    Verdict::Ce
+                } else {
+                    v
+                }
+            }
+            _ => v,
+        }
+    }
+
+    /// RFC 8289's decision on one departing packet.
+    fn codel(&mut self, now: SimTime, sojourn: SimTime, q: &QueueView) -> Verdict {
         self.last_sojourn = sojourn;
         let ok = self.ok_to_drop(now, sojourn, q);
         if self.after_first_drop {
@@ -136,5 +178,106 @@ impl Codel {
     pub fn probe(&self, put: &mut Probe) {
         put("aqm_count", self.count as f64);
         put("aqm_qdelay", self.last_sojourn.secs_f64());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::Outcome;
+
+    const MS: u64 = 1_000_000;
+
+    fn codel(th: Option<u64>, ect1: bool) -> Codel {
+        Codel::new(CodelParams {
+            target: SimTime(5 * MS),
+            interval: SimTime(100 * MS),
+            mtu: 1500,
+            ce_threshold: th.map(|ms| SimTime(ms * MS)),
+            ce_threshold_ect1: ect1,
+        })
+    }
+
+    fn pkt(ecn_capable: bool, ect1: bool) -> PacketMeta {
+        PacketMeta {
+            size: 1500,
+            ecn_capable,
+            ect1,
+        }
+    }
+
+    const BIG: QueueView = QueueView {
+        q_packets: 10,
+        q_bytes: 15_000,
+        idle_since: None,
+        departed_bytes: 0,
+        rate_bps: 0,
+    };
+
+    /// Above the threshold an eligible packet is marked (not dropped,
+    /// whatever the mode) while CoDel itself lets it pass; at or below it,
+    /// or not ECN-capable, it passes.
+    #[test]
+    fn ce_threshold_marks_eligible_packets_above_it() {
+        let mut c = codel(Some(2), false);
+        let t = SimTime(10 * MS);
+        assert_eq!(
+            c.on_departure(t, SimTime(3 * MS), pkt(true, false), &BIG),
+            Verdict::Ce
+        );
+        assert_eq!(
+            c.on_departure(t, SimTime(2 * MS), pkt(true, false), &BIG),
+            Verdict::Pass
+        );
+        assert_eq!(
+            c.on_departure(t, SimTime(3 * MS), pkt(false, false), &BIG),
+            Verdict::Pass
+        );
+        assert_eq!(
+            Outcome::of(Verdict::Ce, false, true),
+            Outcome::Marked(Reason::Early)
+        );
+        assert_eq!(Outcome::of(Verdict::Ce, false, false), Outcome::Passed);
+        // ECT(1) only: an ECT(0) packet passes, an ECT(1) one is marked.
+        let mut c = codel(Some(2), true);
+        assert_eq!(
+            c.on_departure(t, SimTime(3 * MS), pkt(true, false), &BIG),
+            Verdict::Pass
+        );
+        assert_eq!(
+            c.on_departure(t, SimTime(3 * MS), pkt(true, true), &BIG),
+            Verdict::Ce
+        );
+        // Without a threshold nothing is marked below CoDel's own law.
+        let mut c = codel(None, false);
+        assert_eq!(
+            c.on_departure(t, SimTime(3 * MS), pkt(true, true), &BIG),
+            Verdict::Pass
+        );
+    }
+
+    /// CoDel's own signal comes first: the packet that starts a dropping
+    /// state gets CoDel's verdict, and the state evolves as without a
+    /// threshold.
+    #[test]
+    fn codels_signal_takes_precedence() {
+        let (mut a, mut b) = (codel(Some(1), false), codel(None, false));
+        let e = pkt(true, false);
+        let mut seen_signal = false;
+        for k in 0..400u64 {
+            let t = SimTime(k * MS);
+            let (va, vb) = (
+                a.on_departure(t, SimTime(20 * MS), e, &BIG),
+                b.on_departure(t, SimTime(20 * MS), e, &BIG),
+            );
+            if vb == Verdict::Pass {
+                assert_eq!(va, Verdict::Ce, "at {k} ms");
+            } else {
+                seen_signal = true;
+                assert_eq!(va, vb, "at {k} ms");
+            }
+        }
+        assert!(seen_signal);
+        assert_eq!(a.count, b.count);
     }
 }

@@ -47,11 +47,25 @@ use params::ParamTable;
 
 pub use crate::queue::QueueView;
 
+impl PacketMeta {
+    /// What an AQM sees of `pkt`.
+    #[inline(always)]
+    pub fn of(pkt: &crate::packet::Packet) -> PacketMeta {
+        PacketMeta {
+            size: pkt.size,
+            ecn_capable: pkt.ecn_capable(),
+            ect1: pkt.has(crate::packet::flags::ECT1),
+        }
+    }
+}
+
 /// The packet being judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketMeta {
     pub size: u32,
     pub ecn_capable: bool,
+    /// It carries ECT(1), L4S's codepoint (RFC 9331).
+    pub ect1: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +84,9 @@ pub enum Verdict {
     Mark(Reason),
     /// Always a drop.
     Drop(Reason),
+    /// A CE mark if the packet is ECN-capable, whatever the AQM's `mode`;
+    /// else nothing (CoDel's `ce_threshold`, as Linux's `codel_impl.h`).
+    Ce,
 }
 
 /// What the port made of a verdict (see [`Outcome::of`]).
@@ -91,6 +108,8 @@ impl Outcome {
             Verdict::Pass => Outcome::Passed,
             Verdict::Mark(r) if ecn && ecn_capable => Outcome::Marked(r),
             Verdict::Mark(r) | Verdict::Drop(r) => Outcome::Dropped(r),
+            Verdict::Ce if ecn_capable => Outcome::Marked(Reason::Early),
+            Verdict::Ce => Outcome::Passed,
         }
     }
 
@@ -362,6 +381,7 @@ fn parse_fq(kind: &str, t: &mut ParamTable) -> Result<FqParams, ConfigError> {
         "fq_codel" => t.f64_in("mtu", d.mtu as f64, 0.0, true, 1e6)? as u64,
         _ => d.mtu,
     };
+    let (ce_threshold, ce_threshold_ect1) = t.ce_threshold()?;
     Ok(FqParams {
         flows,
         quantum,
@@ -369,8 +389,8 @@ fn parse_fq(kind: &str, t: &mut ParamTable) -> Result<FqParams, ConfigError> {
         drop_batch,
         overflow,
         ecn: false,
-        ce_threshold: t.opt_time("ce_threshold")?,
-        ce_threshold_ect1: t.bool("ce_threshold_ect1", false)?,
+        ce_threshold,
+        ce_threshold_ect1,
         aqm,
     })
 }
@@ -428,9 +448,15 @@ impl Aqm {
     /// A packet left the monitored queue after `sojourn`; `q` is the view
     /// after it left.
     #[inline]
-    pub fn on_departure(&mut self, now: SimTime, sojourn: SimTime, q: &QueueView) -> Verdict {
+    pub fn on_departure(
+        &mut self,
+        now: SimTime,
+        sojourn: SimTime,
+        pkt: PacketMeta,
+        q: &QueueView,
+    ) -> Verdict {
         match self {
-            Aqm::Codel(a) => a.on_departure(now, sojourn, q),
+            Aqm::Codel(a) => a.on_departure(now, sojourn, pkt, q),
             Aqm::Pie(a) => {
                 a.on_departure(sojourn, q);
                 Verdict::Pass

@@ -131,6 +131,21 @@ impl ParamTable {
         }
     }
 
+    /// `ce_threshold` (a time, off if absent) and `ce_threshold_ect1`,
+    /// which needs it.
+    pub fn ce_threshold(&mut self) -> Result<(Option<SimTime>, bool), ConfigError> {
+        let th = self.opt_time("ce_threshold")?;
+        let path = self.key_path("ce_threshold_ect1");
+        let ect1 = self.bool("ce_threshold_ect1", false)?;
+        if ect1 && th.is_none() {
+            return Err(ConfigError::new(
+                path,
+                "applies ce_threshold to ECT(1) packets only: give ce_threshold too",
+            ));
+        }
+        Ok((th, ect1))
+    }
+
     fn quantity(&mut self, key: &str) -> Result<Option<Quantity>, ConfigError> {
         let path = self.key_path(key);
         match self.take(key) {

@@ -177,6 +177,7 @@ mod tests {
     const PKT: PacketMeta = PacketMeta {
         size: 1000,
         ecn_capable: false,
+        ect1: false,
     };
 
     #[test]

@@ -24,6 +24,8 @@ pub struct TraceEvent {
     pub t: SimTime,
     pub size: u32,
     pub ecn_capable: bool,
+    /// The packet carries ECT(1).
+    pub ect1: bool,
     /// The uniform draw of an arrival.
     pub u: f64,
     /// Time a departing packet spent queued.
@@ -38,6 +40,7 @@ pub fn verdict_name(v: Verdict) -> &'static str {
         Verdict::Mark(Reason::Forced) => "mark:forced",
         Verdict::Drop(Reason::Early) => "drop:early",
         Verdict::Drop(Reason::Forced) => "drop:forced",
+        Verdict::Ce => "ce",
     }
 }
 
@@ -91,18 +94,19 @@ pub fn replay(
     let mut aqm = params.build(rate_bps, BufferLimit::Bytes(limit_bytes));
     let mut out = Vec::with_capacity(events.len());
     for e in events {
+        let meta = PacketMeta {
+            size: e.size,
+            ecn_capable: e.ecn_capable,
+            ect1: e.ect1,
+        };
         let v = match e.kind {
             TraceKind::Arrival => {
-                let meta = PacketMeta {
-                    size: e.size,
-                    ecn_capable: e.ecn_capable,
-                };
                 let v = aqm.on_arrival(e.t, meta, &e.view, e.u);
                 aqm.on_outcome(meta, Outcome::of(v, mark_mode, e.ecn_capable));
                 Some(v)
             }
             TraceKind::Departure => {
-                let v = aqm.on_departure(e.t, e.sojourn, &e.view);
+                let v = aqm.on_departure(e.t, e.sojourn, meta, &e.view);
                 if v != Verdict::Pass && e.view.q_packets == 0 {
                     aqm.on_empty_after_drop();
                 }

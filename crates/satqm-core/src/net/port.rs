@@ -573,7 +573,7 @@ impl Port {
                 self.cold.held.entered(now, pkt.size);
             }
             // Straight through: it joins and leaves the queue at once.
-            let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, aqms);
+            let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, pkt, aqms);
             if self.act(verdict, ecn, pkt, index, sink).admitted() {
                 if let Some(c) = class {
                     self.queue
@@ -720,7 +720,7 @@ impl Port {
         let sojourn = now - q.enqueued_at;
         // The scheduler is the acting discipline: a watcher's verdict here
         // would be a second AQM on the port, which the build refuses.
-        let _ = self.notify_departure(now, rate, sojourn, aqms);
+        let _ = self.notify_departure(now, rate, sojourn, &q.pkt, aqms);
         self.left_buffer(now, sojourn, &q.pkt);
         Some(q)
     }
@@ -743,10 +743,7 @@ impl Port {
         };
         let slot = &mut aqms[a.idx()];
         let u = slot.rng.uniform();
-        let meta = PacketMeta {
-            size: pkt.size,
-            ecn_capable: pkt.ecn_capable(),
-        };
+        let meta = PacketMeta::of(pkt);
         let mut class = None;
         let verdict = if matches!(slot.aqm, Aqm::RedTail(_)) {
             let (c, v) = self.red_tail_arrival(now, slot, pkt, meta, u, sink);
@@ -791,7 +788,7 @@ impl Port {
         (class, verdict)
     }
 
-    /// Tell the AQMs watching this port that a packet left it after
+    /// Tell the AQMs watching this port that `pkt` left it after
     /// `sojourn`; returns the verdict of an AQM deciding at dequeue here,
     /// with whether it signals by marking.
     #[inline(always)]
@@ -800,12 +797,13 @@ impl Port {
         now: SimTime,
         rate: Rate,
         sojourn: SimTime,
+        pkt: &Packet,
         aqms: &mut [PlacedAqm],
     ) -> (Verdict, bool) {
         if !self.watched {
             return (Verdict::Pass, false);
         }
-        self.tell_watchers(now, rate, sojourn, aqms)
+        self.tell_watchers(now, rate, sojourn, pkt, aqms)
     }
 
     /// [`notify_departure`](Self::notify_departure) on a watched port (out
@@ -816,13 +814,15 @@ impl Port {
         now: SimTime,
         rate: Rate,
         sojourn: SimTime,
+        pkt: &Packet,
         aqms: &mut [PlacedAqm],
     ) -> (Verdict, bool) {
         let view = self.view(now, rate);
+        let meta = PacketMeta::of(pkt);
         let mut out = (Verdict::Pass, false);
         for &a in &self.cold.watchers {
             let slot = &mut aqms[a.idx()];
-            let v = slot.aqm.on_departure(now, sojourn, &view);
+            let v = slot.aqm.on_departure(now, sojourn, meta, &view);
             if self.aqm == Some(a) && v != Verdict::Pass {
                 out = (v, slot.ecn);
             }
@@ -889,7 +889,7 @@ impl Port {
                 self.admit_held(now, sink);
             }
             let sojourn = now - q.enqueued_at;
-            let (verdict, ecn) = self.notify_departure(now, rate, sojourn, aqms);
+            let (verdict, ecn) = self.notify_departure(now, rate, sojourn, &q.pkt, aqms);
             if self.act(verdict, ecn, &mut q.pkt, q.index, sink).admitted() {
                 self.left_buffer(now, sojourn, &q.pkt);
                 *out = q.pkt;

@@ -463,10 +463,7 @@ impl Fq {
                 q_bytes: fq.backlog,
                 ..QueueView::default()
             };
-            let meta = PacketMeta {
-                size: q.pkt.size,
-                ecn_capable: q.pkt.ecn_capable(),
-            };
+            let meta = PacketMeta::of(&q.pkt);
             match Outcome::of(
                 pie.on_arrival(now, meta, &view, u),
                 self.p.ecn,

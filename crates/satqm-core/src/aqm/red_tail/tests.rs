@@ -98,6 +98,7 @@ fn busy(q: u32) -> QueueView {
 const PKT: PacketMeta = PacketMeta {
     size: 1000,
     ecn_capable: false,
+    ect1: false,
 };
 
 #[test]
