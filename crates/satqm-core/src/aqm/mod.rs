@@ -429,10 +429,51 @@ impl Aqm {
             Aqm::Pi(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Rem(a) => a.on_arrival(now, pkt, q, u),
             Aqm::Pie(a) => a.on_arrival(now, pkt, q, u),
-            // The port asks RED+Tail for a class first and calls
-            // `red_arrival` with the RED queue's own view; given one view,
-            // this is the verdict for a packet of the RED class.
+            // A port's arrivals reach RED+Tail through `classify_arrival`;
+            // given one view, this is the verdict for a packet of the RED
+            // class.
             Aqm::RedTail(a) => a.red_arrival(now, pkt, q, u),
+        }
+    }
+
+    /// Whether the algorithm sorts arrivals into its buffer's classes
+    /// itself ([`classify_arrival`](Self::classify_arrival)), by the
+    /// traffic kind of their flows (RED+Tail).
+    #[inline]
+    pub fn classifies(&self) -> bool {
+        matches!(self, Aqm::RedTail(_))
+    }
+
+    /// The verdict on a packet of `flow` (traffic of `kind`) arriving at
+    /// the buffer it structures: RED+Tail chooses its virtual queue, counts
+    /// it there and judges a packet of the RED queue on that queue's own
+    /// view. An admitted packet joins the queue chosen
+    /// ([`Buffer::push`]). Out of line: most ports do not classify.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn classify_arrival(
+        &mut self,
+        now: SimTime,
+        flow: crate::ids::FlowId,
+        kind: crate::ids::FlowKind,
+        pkt: PacketMeta,
+        u: f64,
+        buffer: &mut crate::queue::Buffer,
+    ) -> Verdict {
+        let Aqm::RedTail(rt) = self else {
+            unreachable!("classify_arrival on an algorithm that does not classify")
+        };
+        let class = rt.classify(now, flow, kind);
+        let vqs = buffer
+            .parallel_mut()
+            .expect("a red_tail port has parallel queues");
+        vqs.count_arrival(class, pkt.size);
+        match class {
+            crate::queue::VqClass::DropTail => Verdict::Pass,
+            crate::queue::VqClass::Red => {
+                rt.red_arrival(now, pkt, &vqs.view(crate::queue::VqClass::Red, now), u)
+            }
         }
     }
 

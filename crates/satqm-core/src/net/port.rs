@@ -33,7 +33,7 @@ use crate::engine::Event;
 use crate::ids::{AqmId, FlowKind, LinkId};
 use crate::packet::{flags, Packet};
 use crate::queue::BufferLimit;
-use crate::queue::{Buffer, QdiscDrop, Queued, VqClass};
+use crate::queue::{Buffer, QdiscDrop, Queued};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 
@@ -216,8 +216,9 @@ pub struct Port {
     /// Each departing packet's queueing delay is recorded
     /// (`cold.sojourns`).
     measured: bool,
-    /// The buffer schedules and drops by itself (FQ-CoDel): packets go in
-    /// and out through it, not through the FIFO path.
+    /// The buffer schedules and drops by itself (a queue discipline with
+    /// its own scheduler): packets go in and out through it, not through
+    /// the FIFO path.
     scheduler: bool,
     /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
     /// (Its length comes first and ends the first cache line.)
@@ -313,8 +314,8 @@ impl Port {
         }
     }
 
-    /// Replace the buffer's structure (RED+Tail's virtual queues), before
-    /// any packet arrives.
+    /// Replace the buffer's structure (a queue discipline's: virtual
+    /// queues, flow queues, a dual queue), before any packet arrives.
     pub fn set_buffer(&mut self, queue: Buffer) {
         debug_assert!(self.queue.is_empty());
         self.scheduler = queue.is_scheduler();
@@ -451,8 +452,8 @@ impl Port {
     }
 
     /// Drop everything the buffer holds, for an outage. A discipline that
-    /// schedules by itself (FQ-CoDel, DualPI2) gives its packets up through
-    /// its dequeue, which may drop some on its own account first.
+    /// schedules by itself gives its packets up through its dequeue, which
+    /// may drop some on its own account first.
     #[cold]
     #[inline(never)]
     fn flush(&mut self, now: SimTime, sink: &mut impl PortSink) {
@@ -555,10 +556,9 @@ impl Port {
         if self.scheduler {
             return self.admit_to_scheduler(l, now, rate, pkt, index, local, aqms, sink);
         }
-        // The virtual queue the packet joins (None: a FIFO port's only one).
-        let Some(class) = self.judge_arrival(now, pkt, index, aqms, monitor, sink) else {
+        if !self.judge_arrival(now, pkt, index, aqms, monitor, sink) {
             return Admitted::Done;
-        };
+        }
         let local = local && self.backpressure;
         if local && (!self.cold.held.is_empty() || !self.cold.held.pace_ok(now)) {
             // Behind others already held back (or before the pacer's
@@ -575,12 +575,7 @@ impl Port {
             // Straight through: it joins and leaves the queue at once.
             let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, pkt, aqms);
             if self.act(verdict, ecn, pkt, index, sink).admitted() {
-                if let Some(c) = class {
-                    self.queue
-                        .parallel_mut()
-                        .expect("a red_tail port has parallel queues")
-                        .served_directly(c, now, pkt.size);
-                }
+                self.queue.served_directly(now, pkt.size);
                 self.left_buffer(now, SimTime::ZERO, pkt);
                 return Admitted::Transmit(index);
             }
@@ -600,7 +595,6 @@ impl Port {
         }
         self.bytes += pkt.size as u64;
         self.queue.push(
-            class.unwrap_or(VqClass::DropTail),
             now,
             Queued {
                 pkt: *pkt,
@@ -612,7 +606,7 @@ impl Port {
         Admitted::Done
     }
 
-    /// An arrival at a port whose buffer is a scheduler (FQ-CoDel): it
+    /// An arrival at a port whose buffer is a scheduler: it
     /// always joins, and the scheduler drops what it must to stay within
     /// the limit. On an idle port it is dequeued at once, through the
     /// scheduler's state as a real queue discipline's would be.
@@ -725,9 +719,10 @@ impl Port {
         Some(q)
     }
 
-    /// The acting AQM's verdict on an arrival, carried out: `None` if the
-    /// packet was dropped, else the virtual queue it joins (`None` on a
-    /// FIFO port).
+    /// The acting AQM's verdict on an arrival, carried out: false if the
+    /// packet was dropped. An AQM that sorts arrivals into its buffer's
+    /// classes (RED+Tail) is asked with the flow's traffic kind, and an
+    /// admitted packet joins the class it chose.
     #[inline]
     fn judge_arrival(
         &mut self,
@@ -737,55 +732,24 @@ impl Port {
         aqms: &mut [PlacedAqm],
         monitor: Option<QueueView>,
         sink: &mut impl PortSink,
-    ) -> Option<Option<VqClass>> {
+    ) -> bool {
         let Some(a) = self.aqm else {
-            return Some(None);
+            return true;
         };
         let slot = &mut aqms[a.idx()];
         let u = slot.rng.uniform();
         let meta = PacketMeta::of(pkt);
-        let mut class = None;
-        let verdict = if matches!(slot.aqm, Aqm::RedTail(_)) {
-            let (c, v) = self.red_tail_arrival(now, slot, pkt, meta, u, sink);
-            class = Some(c);
-            v
+        let verdict = if slot.aqm.classifies() {
+            let kind = sink.flow_kind(pkt);
+            slot.aqm
+                .classify_arrival(now, pkt.flow, kind, meta, u, &mut self.queue)
         } else {
             let view = monitor.expect("the caller passes the monitored view");
             slot.aqm.on_arrival(now, meta, &view, u)
         };
         let outcome = self.act(verdict, slot.ecn, pkt, index, sink);
         slot.aqm.on_outcome(meta, outcome);
-        outcome.admitted().then_some(class)
-    }
-
-    /// RED+Tail: classify the packet, count it in its virtual queue, and
-    /// let RED judge packets of its class on the RED queue's own view. Out
-    /// of line so that the FIFO path stays small.
-    #[cold]
-    #[inline(never)]
-    fn red_tail_arrival(
-        &mut self,
-        now: SimTime,
-        slot: &mut PlacedAqm,
-        pkt: &Packet,
-        meta: PacketMeta,
-        u: f64,
-        sink: &impl PortSink,
-    ) -> (VqClass, Verdict) {
-        let Aqm::RedTail(rt) = &mut slot.aqm else {
-            unreachable!("red_tail_arrival on another AQM")
-        };
-        let class = rt.classify(now, pkt.flow, sink.flow_kind(pkt));
-        let vqs = self
-            .queue
-            .parallel_mut()
-            .expect("a red_tail port has parallel queues");
-        vqs.count_arrival(class, pkt.size);
-        let verdict = match class {
-            VqClass::DropTail => Verdict::Pass,
-            VqClass::Red => rt.red_arrival(now, meta, &vqs.view(VqClass::Red, now), u),
-        };
-        (class, verdict)
+        outcome.admitted()
     }
 
     /// Tell the AQMs watching this port that `pkt` left it after
@@ -925,8 +889,7 @@ impl Port {
                 continue;
             }
             self.bytes += p.size as u64;
-            // A FIFO otherwise (red_tail refuses backpressure ports).
-            self.queue.push(VqClass::DropTail, now, q);
+            self.queue.push(now, q);
             sink.left_host(&p, now);
         }
     }

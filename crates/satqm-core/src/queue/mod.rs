@@ -250,17 +250,28 @@ impl Buffer {
         self.len == 0
     }
 
-    /// Add a packet at the tail of virtual queue `class` (a FIFO has one
-    /// queue and ignores it). The caller has checked the buffer limit.
+    /// Add a packet at the tail of its queue: a FIFO's one, or the virtual
+    /// queue its classification chose. The caller has checked the buffer
+    /// limit.
     #[inline]
-    pub fn push(&mut self, class: VqClass, now: SimTime, q: Queued) {
+    pub fn push(&mut self, now: SimTime, q: Queued) {
         self.len += 1;
         match &mut self.kind {
             BufferKind::Fifo(f) => f.push_back(q),
             BufferKind::Structured(s) => match &mut **s {
-                Structured::Parallel(p) => p.push(class, now, q),
+                Structured::Parallel(p) => p.push(p.arrival_class(), now, q),
                 _ => unreachable!("a scheduler's port uses sched_enqueue"),
             },
+        }
+    }
+
+    /// The arrival that was just classified leaves at once, without
+    /// waiting (the transmitter was idle): the virtual queues count it as
+    /// served. Nothing for a FIFO.
+    #[inline]
+    pub fn served_directly(&mut self, now: SimTime, size: u32) {
+        if let Some(Structured::Parallel(p)) = self.structured_mut() {
+            p.served_directly(p.arrival_class(), now, size);
         }
     }
 

@@ -122,6 +122,9 @@ pub struct ParallelQueues {
     pub stats: [VqStats; 2],
     // Interval counters, reset by `take_probe`.
     arrived_interval: [u64; 2],
+    /// The class of the last arrival classified ([`Self::count_arrival`]):
+    /// where it goes if it is admitted.
+    arrival: VqClass,
     delay_sum_interval: [f64; 2],
     departed_interval: [u64; 2],
 }
@@ -144,6 +147,7 @@ impl ParallelQueues {
             departed_bytes: [0; 2],
             stats: [VqStats::default(); 2],
             arrived_interval: [0; 2],
+            arrival: VqClass::DropTail,
             delay_sum_interval: [0.0; 2],
             departed_interval: [0; 2],
         }
@@ -189,9 +193,16 @@ impl ParallelQueues {
         }
     }
 
-    /// Count an arrival of `class` (before any verdict).
+    /// Count an arrival of `class` (before any verdict); if admitted, it
+    /// joins that queue ([`Buffer::push`](super::Buffer::push)).
     pub fn count_arrival(&mut self, class: VqClass, size: u32) {
         self.arrived_interval[class as usize] += size as u64;
+        self.arrival = class;
+    }
+
+    /// The class of the last arrival counted.
+    pub fn arrival_class(&self) -> VqClass {
+        self.arrival
     }
 
     fn rate(&self, i: usize) -> f64 {
