@@ -6,7 +6,7 @@
 //! framing its rate regulator counts.
 
 use crate::error::ConfigError;
-use crate::net::HeldOrder;
+use crate::gateway::HeldOrder;
 use crate::transport::tcp::TcpConfig;
 use crate::units::{int_in, quantity_bytes, quantity_rate};
 
@@ -162,7 +162,7 @@ fn backbone(p: &RawPep, tcp: &TcpConfig, path: &str) -> Result<Backbone, ConfigE
 mod tests {
     use crate::config::testing::{err, BASE};
     use crate::config::Scenario;
-    use crate::net::HeldOrder;
+    use crate::gateway::HeldOrder;
 
     fn pep(keys: &str) -> String {
         format!("{BASE}\n[[pep]]\nat = \"left\"\n{keys}\n")

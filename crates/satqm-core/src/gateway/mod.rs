@@ -11,6 +11,17 @@
 //! [`chain`] plans the segments of a transfer (which PEPs, which TCP
 //! settings on each); the simulation makes one flow per segment and calls
 //! [`Relay::pump`] whenever either side of a relay makes progress.
+//!
+//! Below the PEP, the gateway's transmit queue pushes back on it: a packet
+//! of the PEP that finds the queue full waits in the PEP ([`Held`], the
+//! port's [`Upstream`](crate::net::Upstream)), which lets its connections'
+//! packets in one FIFO or by deficit round robin, at its backbone's pace if
+//! it has one.
+
+mod held;
+pub use held::{Held, HeldOrder};
+#[cfg(test)]
+mod backbone_tests;
 
 use crate::ids::{FlowId, NodeId};
 use crate::net::{Link, Routes};

@@ -14,19 +14,21 @@
 //! - every drop and mark is counted here, by [`DropReason`], and reported to
 //!   the simulation's log through a [`PortSink`].
 //!
-//! A port with `backpressure` holds the packets of its own node's senders
+//! A port with backpressure holds the packets of its own node's senders
 //! when the buffer is full instead of dropping them (a gateway's transmit
-//! queue pushing back on its PEP); they enter in order as room frees.
+//! queue pushing back on its PEP): they wait in their host, its
+//! [`Upstream`], which says which enters next and when; they enter as room
+//! frees.
 //!
 //! The queue length counts the packets waiting, not the one being
 //! serialized, as in ns-2's and ns-3's queues.
 //!
 //! (Above 600 lines: admission, departure and backpressure share the
 //! port's state and must stay in one place; the held packets' order and
-//! pacing live in `held.rs`.)
+//! pace are the host's, `gateway/held.rs` for a PEP.)
 
-use super::held::Held;
 use super::sojourn::Sojourns;
+use super::upstream::Upstream;
 use super::DropReason;
 use crate::aqm::{Aqm, Outcome, PacketMeta, Probe, QueueView, Verdict};
 use crate::engine::Event;
@@ -139,10 +141,10 @@ struct PortCold {
     drops_since_sample: u64,
     marks_total: u64,
     marks_since_sample: u64,
-    /// Packets from the link's own node waiting for room (backpressure),
-    /// with their arrival index, in the order and pace they may enter.
-    /// Only a port with `backpressure` ever holds any.
-    held: Held,
+    /// Packets from the link's own node waiting for room in their host,
+    /// with their arrival index, in the order and pace it lets them in:
+    /// a port with backpressure has one.
+    upstream: Option<Box<dyn Upstream>>,
     /// AQMs that monitor this port and hear of its departures.
     watchers: Vec<AqmId>,
     /// When the pending `TxDone` fires, kept by a port with `backpressure`
@@ -240,7 +242,15 @@ pub enum Admitted {
 }
 
 impl Port {
-    pub fn new(limit: BufferLimit, backpressure: bool) -> Port {
+    /// A port whose buffer holds `limit`; with an `upstream`, it pushes
+    /// back on its own node's senders (their packets wait there when the
+    /// buffer is full) instead of dropping their packets.
+    pub fn new(limit: BufferLimit, upstream: Option<Box<dyn Upstream>>) -> Port {
+        let backpressure = upstream.is_some();
+        let cold = Box::new(PortCold {
+            upstream,
+            ..PortCold::default()
+        });
         Port {
             busy_until: SimTime::ZERO,
             counters: Counters::default(),
@@ -253,7 +263,7 @@ impl Port {
             queue: Buffer::default(),
             bytes: 0,
             limit,
-            cold: Box::default(),
+            cold,
         }
     }
 
@@ -265,12 +275,20 @@ impl Port {
         self.backpressure
     }
 
-    /// How held-back packets are ordered and paced, before any arrives.
-    pub fn set_held(&mut self, held: Held) {
-        debug_assert!(self.cold.held.is_empty());
-        // Only a backpressure port holds packets (and looks at `held`).
-        debug_assert!(self.backpressure);
-        self.cold.held = held;
+    /// Replace the host queue of a port with backpressure (how held-back
+    /// packets are ordered and paced), before any arrives.
+    pub fn set_upstream(&mut self, upstream: Box<dyn Upstream>) {
+        debug_assert!(self.backpressure && self.held_len() == 0);
+        self.cold.upstream = Some(upstream);
+    }
+
+    /// The host queue of a port with backpressure.
+    #[inline]
+    fn up(&mut self) -> &mut dyn Upstream {
+        self.cold
+            .upstream
+            .as_deref_mut()
+            .expect("a port with backpressure has an upstream")
     }
 
     /// The AQM acting here, if any.
@@ -380,7 +398,7 @@ impl Port {
 
     /// Packets held back in their hosts.
     pub fn held_len(&self) -> usize {
-        self.cold.held.len()
+        self.cold.upstream.as_ref().map_or(0, |u| u.len())
     }
 
     pub fn busy_until(&self) -> SimTime {
@@ -560,17 +578,17 @@ impl Port {
             return Admitted::Done;
         }
         let local = local && self.backpressure;
-        if local && (!self.cold.held.is_empty() || !self.cold.held.pace_ok(now)) {
+        if local && (!self.up().is_empty() || !self.up().pace_ok(now)) {
             // Behind others already held back (or before the pacer's
             // time): keep their order.
-            self.cold.held.push_back(*pkt, index);
+            self.up().push_back(*pkt, index);
             sink.held_in_host(pkt);
             self.rearm(l, now, sink);
             return Admitted::Done;
         }
         if self.idle(now) {
             if local {
-                self.cold.held.entered(now, pkt.size);
+                self.up().entered(now, pkt.size);
             }
             // Straight through: it joins and leaves the queue at once.
             let (verdict, ecn) = self.notify_departure(now, rate, SimTime::ZERO, pkt, aqms);
@@ -583,7 +601,7 @@ impl Port {
         }
         if !self.fits(pkt) {
             if local {
-                self.cold.held.push_back(*pkt, index);
+                self.up().push_back(*pkt, index);
                 sink.held_in_host(pkt);
             } else {
                 self.count(pkt, index, DropReason::Overflow, sink);
@@ -591,7 +609,7 @@ impl Port {
             return Admitted::Done;
         }
         if local {
-            self.cold.held.entered(now, pkt.size);
+            self.up().entered(now, pkt.size);
         }
         self.bytes += pkt.size as u64;
         self.queue.push(
@@ -631,13 +649,13 @@ impl Port {
         // A local sender's packet waits in its host while the buffer is full
         // or others wait before it (an unpaced backpressure port).
         let local = local && self.backpressure;
-        if local && (!self.cold.held.is_empty() || !self.fits(pkt)) {
-            self.cold.held.push_back(*pkt, index);
+        if local && (!self.up().is_empty() || !self.fits(pkt)) {
+            self.up().push_back(*pkt, index);
             sink.held_in_host(pkt);
             return Admitted::Done;
         }
         if local {
-            self.cold.held.entered(now, pkt.size);
+            self.up().entered(now, pkt.size);
         }
         let idle = self.idle(now);
         let q = Queued {
@@ -871,12 +889,12 @@ impl Port {
     /// Room again: let held-back packets in, in order; their senders learn
     /// that they have left the host.
     fn admit_held(&mut self, now: SimTime, sink: &mut impl PortSink) {
-        while let Some(size) = self.cold.held.front_size() {
-            if !self.fits_size(size) || !self.cold.held.pace_ok(now) {
+        while let Some(size) = self.up().front_size() {
+            if !self.fits_size(size) || !self.up().pace_ok(now) {
                 break;
             }
-            let (p, index) = self.cold.held.pop_front().expect("front");
-            self.cold.held.entered(now, p.size);
+            let (p, index) = self.up().pop_front().expect("front");
+            self.up().entered(now, p.size);
             let q = Queued {
                 pkt: p,
                 index,
@@ -899,7 +917,7 @@ impl Port {
     /// `cold`).
     #[inline]
     fn paced(&self) -> bool {
-        self.backpressure && self.cold.held.paced()
+        self.backpressure && self.cold.upstream.as_ref().is_some_and(|u| u.paced())
     }
 
     /// A paced port: wake when the pacer lets the next held packet in (if
@@ -910,15 +928,15 @@ impl Port {
         if !self.paced() {
             return;
         }
-        let room = match self.cold.held.front_size() {
+        let room = match self.up().front_size() {
             Some(size) => self.fits_size(size),
             None => false,
         };
-        let release =
-            self.cold
-                .held
-                .next_release()
-                .map(|t| if room { t } else { t.max(self.busy_until) });
+        let busy_until = self.busy_until;
+        let release = self
+            .up()
+            .next_release()
+            .map(|t| if room { t } else { t.max(busy_until) });
         let at = match (self.queue.is_empty(), release) {
             (true, None) => return,
             (true, Some(t)) => t,

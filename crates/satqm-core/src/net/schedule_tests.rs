@@ -57,7 +57,7 @@ fn link(pieces: Vec<Piece>, order: Order, outage: Outage) -> Link {
         p0.rate.0,
         DelayModel::Fixed(p0.delay.0),
         0.0,
-        Port::new(BufferLimit::Packets(100), false),
+        Port::new(BufferLimit::Packets(100), None),
         Rng::stream(1, "link", 0),
         false,
     );

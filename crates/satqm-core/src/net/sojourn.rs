@@ -366,7 +366,7 @@ mod port_tests {
 
     /// 8 Mbit/s: a 1,000-byte packet takes 1 ms; room for two waiting.
     fn link(measured: bool) -> Link {
-        let mut port = Port::new(BufferLimit::Packets(2), false);
+        let mut port = Port::new(BufferLimit::Packets(2), None);
         if measured {
             port.measure_sojourns(SimTime::ZERO);
         }

@@ -11,9 +11,10 @@ use crate::capture::Captures;
 use crate::config::{AqmMode, Backbone, Scenario, StartSpec, Traffic, TrafficKind};
 use crate::engine::{AppTimer, Event, EventQueue};
 use crate::error::{ConfigError, Result};
+use crate::gateway::Held;
 use crate::gateway::{self, Pep, Relay};
 use crate::ids::{AppId, AqmId, FlowId, FlowKind, LinkId, NodeId, RelayId};
-use crate::net::{Framing, Held, PlacedAqm, Routes};
+use crate::net::{Framing, PlacedAqm, Routes};
 use crate::probe::{
     CongestionLog, CwndTrace, DropLog, LinkState, SeqTracer, TimeSeries, TrafficTrace,
 };
@@ -293,7 +294,7 @@ impl Simulation {
             .into());
         }
         link.port
-            .set_held(Held::new(b.order, b.pace_rate.map(Rate)));
+            .set_upstream(Box::new(Held::new(b.order, b.pace_rate.map(Rate))));
         link.set_framing(Framing::new(
             b.packet_overhead,
             b.frame_size,

@@ -7,9 +7,10 @@ pub mod spec;
 
 pub use spec::{AccessDelay, AccessSpec, Dumbbell, Ipos, LinkSpec, Topology};
 
+use crate::gateway::Held;
 use crate::ids::{LinkId, NodeId};
 use crate::net::schedule::Schedule;
-use crate::net::{Link, Port};
+use crate::net::{Link, Port, Upstream};
 use crate::queue::BufferLimit;
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -109,7 +110,12 @@ impl Built {
         monitored: bool,
     ) {
         let index = self.links.len() as u64;
-        let port = Port::new(buffer, spec.backpressure);
+        // A port with backpressure holds its node's packets in a FIFO in
+        // their host, unless a PEP's backbone orders or paces them.
+        let upstream = spec
+            .backpressure
+            .then(|| Box::new(Held::default()) as Box<dyn Upstream>);
+        let port = Port::new(buffer, upstream);
         let mut link = Link::new(
             name,
             (from, to),

@@ -1,12 +1,13 @@
 //! A gateway's transmit link driven by hand: a PEP's backbone packets held
-//! back, ordered and paced (`held.rs`), framed (`framing.rs`).
+//! back, ordered and paced (`held.rs`), framed (`net/framing.rs`).
 
 use std::collections::BTreeMap;
 
-use super::{DropReason, Framing, Held, HeldOrder, Link, PortSink};
+use super::{Held, HeldOrder};
 use crate::engine::Event;
 use crate::ids::{FlowId, FlowKind, LinkId, NodeId};
 use crate::net::DelayModel;
+use crate::net::{DropReason, Framing, Link, Port, PortSink};
 use crate::packet::{Packet, PacketKind};
 use crate::queue::BufferLimit;
 use crate::rng::Rng;
@@ -41,8 +42,7 @@ impl PortSink for Events {
 }
 
 fn link(rate: u64, held: Held, framing: Framing) -> Link {
-    let mut port = super::Port::new(BufferLimit::Packets(10), true);
-    port.set_held(held);
+    let port = Port::new(BufferLimit::Packets(10), Some(Box::new(held)));
     let mut l = Link::new(
         "transmit".into(),
         (NodeId(0), NodeId(1)),

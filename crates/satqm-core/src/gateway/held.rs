@@ -1,6 +1,5 @@
-//! The packets a port with backpressure holds back in their host (a
-//! gateway PEP waiting for room in its transmit queue), and the rule that
-//! lets them in.
+//! The packets a gateway's PEP holds back while its transmit queue is full
+//! (the port's [`Upstream`]), and the rule that lets them in.
 //!
 //! - **Order**: one FIFO across all connections, or deficit round robin by
 //!   bytes across connections (Shreedhar & Varghese, "Efficient fair
@@ -16,6 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::ids::FlowId;
+use crate::net::Upstream;
 use crate::packet::Packet;
 use crate::time::{Rate, SimTime};
 
@@ -69,27 +69,6 @@ impl Held {
         }
     }
 
-    #[inline]
-    pub fn len(&self) -> usize {
-        match &self.order {
-            Order::Fifo(q) => q.len(),
-            Order::Drr(d) => d.len,
-        }
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    #[inline]
-    pub fn push_back(&mut self, pkt: Packet, index: u64) {
-        match &mut self.order {
-            Order::Fifo(q) => q.push_back((pkt, index)),
-            Order::Drr(d) => d.push(pkt, index),
-        }
-    }
-
     /// The packet to let in next.
     #[inline]
     pub fn front(&mut self) -> Option<Packet> {
@@ -98,10 +77,28 @@ impl Held {
             Order::Drr(d) => d.front(),
         }
     }
+}
+
+impl Upstream for Held {
+    #[inline]
+    fn len(&self) -> usize {
+        match &self.order {
+            Order::Fifo(q) => q.len(),
+            Order::Drr(d) => d.len,
+        }
+    }
+
+    #[inline]
+    fn push_back(&mut self, pkt: Packet, index: u64) {
+        match &mut self.order {
+            Order::Fifo(q) => q.push_back((pkt, index)),
+            Order::Drr(d) => d.push(pkt, index),
+        }
+    }
 
     /// The size of the packet to let in next.
     #[inline]
-    pub fn front_size(&mut self) -> Option<u32> {
+    fn front_size(&mut self) -> Option<u32> {
         match &mut self.order {
             Order::Fifo(q) => q.front().map(|(p, _)| p.size),
             Order::Drr(d) => d.front().map(|p| p.size),
@@ -109,7 +106,7 @@ impl Held {
     }
 
     #[inline]
-    pub fn pop_front(&mut self) -> Option<(Packet, u64)> {
+    fn pop_front(&mut self) -> Option<(Packet, u64)> {
         match &mut self.order {
             Order::Fifo(q) => q.pop_front(),
             Order::Drr(d) => d.pop(),
@@ -118,19 +115,19 @@ impl Held {
 
     /// Is the backbone paced?
     #[inline]
-    pub fn paced(&self) -> bool {
+    fn paced(&self) -> bool {
         self.pace.is_some()
     }
 
     /// May a local packet enter the port at `now` as far as pacing goes?
     #[inline]
-    pub fn pace_ok(&self, now: SimTime) -> bool {
+    fn pace_ok(&self, now: SimTime) -> bool {
         self.pace.is_none_or(|p| now >= p.next)
     }
 
     /// A local packet of `size` bytes entered the port at `now`.
     #[inline]
-    pub fn entered(&mut self, now: SimTime, size: u32) {
+    fn entered(&mut self, now: SimTime, size: u32) {
         if let Some(p) = &mut self.pace {
             p.next = p.next.max(now) + p.rate.tx_time(size);
         }
@@ -138,7 +135,7 @@ impl Held {
 
     /// When a paced port must look again at its held packets (none if
     /// unpaced or nothing is held).
-    pub fn next_release(&self) -> Option<SimTime> {
+    fn next_release(&self) -> Option<SimTime> {
         self.pace.filter(|_| !self.is_empty()).map(|p| p.next)
     }
 }
