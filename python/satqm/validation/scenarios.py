@@ -445,7 +445,7 @@ FQ_QUICK: list[tuple[str, int, str]] = [("geo", 5, ""), ("terr", 5, "")]
 FQ_OTHER_SCENARIOS: list[tuple[str, str, int, str]] = [
     (aqm, link, 5, variant)
     for aqm in ("fq_pie", "fq_cobalt")
-    for link, variant in (("geo", ""), ("terr", ""), ("terr", "ecn"))
+    for link, variant in (("geo", ""), ("geo", "ecn"), ("terr", ""), ("terr", "ecn"))
 ]
 
 #: Scenario-name prefix of each flow-queuing discipline.
