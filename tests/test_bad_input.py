@@ -306,6 +306,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("unknown window rules", _set("tcp", "cc_rules", value="bsd"), "tcp.cc_rules", "linux"),
     ("quick ACKs negative", _set("tcp", "quickack", value=-1), "tcp.quickack", "between"),
     ("RACK without SACK", _set("tcp", "rack", value=True), "tcp.rack", "sack"),
+    ("PRR without SACK", _set("tcp", "prr", value=True), "tcp.prr", "sack"),
     (
         "TLP without RACK",
         _update("tcp", recovery="sack", tlp=True),

@@ -71,10 +71,8 @@ EXPLAINED: dict[str, str] = {
     "geo-droptail-n1-cubic": "HyStart leaves slow start at 144 segments in satqm and at "
     "530-850 in the kernel; satqm's window then climbs the cubic and overflows the buffer "
     "later and further: twice the kernel's drops and retransmissions (section L2)",
-    "terr-red-n10-reno": "ten slow starts overshoot together; satqm's SACK recovery refills "
-    "the window to ssthresh after each loss where Linux's PRR sends what was delivered, so "
-    "satqm loses more in the first two seconds; the window's drops agree (section L3). "
-    "The timeouts, a few per run, are not explained",
+    "terr-red-n10-reno": "ten slow starts overshoot together under RED; with PRR in both "
+    "the retransmissions agree; the timeouts, a few per run, are not explained (section L3)",
 }
 
 #: Congestion controls satqm does not have: listed, not run (none now).

@@ -296,6 +296,7 @@ pub struct RawTcp {
     pub quickack: Option<i64>,
     pub rack: Option<bool>,
     pub tlp: Option<bool>,
+    pub prr: Option<bool>,
     pub handshake: Option<bool>,
     pub dupack_threshold: Option<i64>,
     pub hybla_rtt0: Option<Quantity>,

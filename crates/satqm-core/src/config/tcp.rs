@@ -45,6 +45,7 @@ pub(super) fn tcp_for(
                 quickack: None,
                 rack: None,
                 tlp: None,
+                prr: None,
                 send_buffer: None,
                 cc: unless(linux, &base.cc),
                 hybla_rtt0: unless(linux, &base.hybla_rtt0),
@@ -94,6 +95,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         quickack,
         rack,
         tlp,
+        prr,
         handshake,
         dupack_threshold,
         hybla_rtt0,
@@ -198,6 +200,17 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         c.tlp = t;
     }
     c.tlp &= c.rack;
+    if let Some(p) = raw.prr {
+        if p && c.recovery != Recovery::Sack {
+            return Err(ConfigError::new(
+                format!("{path}.prr"),
+                "needs recovery = \"sack\" (PRR counts what SACKs deliver)",
+            ));
+        }
+        c.prr = p;
+    }
+    // A profile's PRR goes with its SACK recovery.
+    c.prr &= c.recovery == Recovery::Sack;
     let bbr = match c.cc {
         CcKind::Bbr(_) => Some("bbr"),
         CcKind::Bbr3(_) => Some("bbr3"),
@@ -777,6 +790,7 @@ mod tests {
         assert_eq!(t.max_rto, SimTime::from_secs(120));
         assert_eq!(t.delayed_ack_timeout, SimTime::from_ms(40));
         assert_eq!(t.initial_window, 3, "RFC 3390 at an MSS of 1460");
+        assert!(!t.prr, "PRR came with Linux 3.2");
         {
             use crate::transport::tcp::{CcRules, RtoRule};
             assert_eq!(
@@ -829,6 +843,16 @@ mod tests {
             (t.rto_rule, t.cc_rules, t.quickack),
             (RtoRule::Linux, CcRules::Linux, 16)
         );
+        assert!(t.rack && t.tlp && t.prr);
+        // PRR can be turned off, and goes with a profile's SACK.
+        let off = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux\"\nprr = false\n"
+        ));
+        assert!(!off.prr && off.rack);
+        let reno = bulk_tcp(&format!(
+            "{BASE}\n[traffic.tcp]\nprofile = \"linux\"\nrecovery = \"newreno\"\n"
+        ));
+        assert!(!reno.prr);
         // Each rule can be chosen alone.
         let t = bulk_tcp(&format!(
             "{BASE}\n[traffic.tcp]\nrto_rule = \"linux\"\ncc_rules = \"linux\"\nquickack = 4\n"

@@ -152,6 +152,9 @@ pub struct TcpConfig {
     /// With RACK: tail loss probes (RFC 8985 section 7), Linux's
     /// `tcp_early_retrans = 3`.
     pub tlp: bool,
+    /// With SACK recovery: Proportional Rate Reduction (RFC 6937), Linux's
+    /// recovery since 3.2 (`tcp_cwnd_reduction()`).
+    pub prr: bool,
     pub handshake: bool,
     pub dupack_threshold: u32,
     /// Slow start threshold before the first loss, bytes; `None`: no limit
@@ -188,6 +191,7 @@ impl Default for TcpConfig {
             quickack: 0,
             rack: false,
             tlp: false,
+            prr: false,
             handshake: true,
             dupack_threshold: 3,
             initial_ssthresh: None,
@@ -260,6 +264,7 @@ impl Profile {
                 quickack: 16,
                 rack: true,
                 tlp: true,
+                prr: true,
                 send_buffer: Some(4 * 1024 * 1024),
                 ..rfc
             },

@@ -102,8 +102,22 @@ pub struct TcpSender {
     prior_pipe: u64,
     /// Segments wait for the pacer (`rate_cap`, or pacing).
     paced: bool,
-    /// Each transmission is seen by the pacer or the rate estimator.
+    /// Each transmission is seen by the pacer, the rate estimator or PRR.
     send_hooks: bool,
+    /// Proportional Rate Reduction's state while a SACK recovery lasts
+    /// (with `prr`).
+    prr: Option<Prr>,
+}
+
+/// Proportional Rate Reduction during a loss recovery (RFC 6937, as Linux's
+/// `tcp_cwnd_reduction()` in `net/ipv4/tcp_input.c`, which counts in
+/// segments): segments delivered to the receiver and segments sent since
+/// the recovery began, and cwnd when it began, in segments.
+#[derive(Clone, Copy, Debug)]
+struct Prr {
+    delivered: u64,
+    out: u64,
+    prior_cwnd: u64,
 }
 
 /// Whether the congestion window limits the sender, tracked per window of
@@ -197,7 +211,8 @@ impl TcpSender {
             pacing_rate: None,
             prior_pipe: 0,
             paced: cfg.rate_cap.is_some() || cfg.pacing || owns,
-            send_hooks: cfg.rate_cap.is_some() || cfg.pacing || owns || rate.is_some(),
+            send_hooks: cfg.rate_cap.is_some() || cfg.pacing || owns || rate.is_some() || cfg.prr,
+            prr: None,
             rate,
             cfg,
         }
@@ -419,6 +434,7 @@ impl TcpSender {
         self.peer_rwnd = pkt.rwnd;
         let classic = self.cfg.ecn_feedback == EcnFeedback::Classic;
         let delivered_before = self.snd_una + self.segs.sacked_bytes();
+        let (una_before, lost_before) = (self.snd_una, self.segs.lost_total());
         if pkt.n_sack > 0 {
             self.rec
                 .on_sack_blocks(&mut self.segs, &pkt.sack_blocks(), self.snd_una, em.now);
@@ -467,6 +483,9 @@ impl TcpSender {
         if self.cfg.rack {
             self.rack_detect(em);
         }
+        if self.prr.is_some() {
+            self.prr_step(delivered_before, una_before, lost_before);
+        }
 
         if classic && pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
@@ -482,6 +501,51 @@ impl TcpSender {
         if self.cfg.tlp {
             self.arm_loss_probe(em.now);
         }
+    }
+
+    /// Proportional Rate Reduction on an ACK during a recovery (RFC 6937
+    /// with its slow-start reduction bound, as Linux's
+    /// `tcp_cwnd_reduction()`): while `pipe` is above ssthresh, send in
+    /// proportion to what was delivered, ssthresh / cwnd-at-the-start of
+    /// it; below, catch up towards ssthresh by at most what was delivered
+    /// (one segment more when the cumulative ACK advanced and no new loss
+    /// was found). cwnd is `pipe` plus what may go now. When the recovery
+    /// ends, cwnd is ssthresh (`tcp_end_cwnd_reduction()`).
+    fn prr_step(&mut self, delivered_before: u64, una_before: u64, lost_before: u64) {
+        if !self.rec.in_recovery() {
+            self.prr = None;
+            self.win.cwnd = self.win.ssthresh;
+            return;
+        }
+        let mss = self.cfg.mss as u64;
+        // Segments newly delivered (cumulatively or by SACK), in flight,
+        // and ssthresh, as Linux counts them.
+        let newly = (self.snd_una + self.segs.sacked_bytes())
+            .saturating_sub(delivered_before)
+            .div_ceil(mss) as i64;
+        let pipe_bytes = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+        let pipe = pipe_bytes.div_ceil(mss) as i64;
+        let ssthresh = (self.win.ssthresh / mss as f64).min(i64::MAX as f64) as i64;
+        let advanced = self.snd_una > una_before && self.segs.lost_total() == lost_before;
+        let Some(p) = self.prr.as_mut() else {
+            return;
+        };
+        if newly == 0 {
+            return;
+        }
+        p.delivered += newly as u64;
+        let (delivered, out) = (p.delivered as i64, p.out as i64);
+        let sndcnt = if pipe > ssthresh {
+            // Both factors are positive here.
+            let share = (ssthresh as u128 * delivered as u128).div_ceil(p.prior_cwnd as u128);
+            share.min(i64::MAX as u128) as i64 - out
+        } else {
+            let bound = (delivered - out).max(newly) + i64::from(advanced);
+            bound.min(ssthresh - pipe)
+        };
+        // The first send of a recovery goes whatever the reduction says.
+        let sndcnt = sndcnt.max(i64::from(out == 0));
+        self.win.cwnd = (pipe_bytes + sndcnt as u64 * mss) as f64;
     }
 
     /// Whether an ACK reports CE marks not yet counted (DCTCP's ECE, or an
@@ -838,6 +902,15 @@ impl TcpSender {
 
     /// A loss episode began from duplicate ACKs: count and log it.
     fn log_loss(&mut self, now: SimTime, cwnd_before: f64) {
+        if self.cfg.prr && !self.owns {
+            // A recovery begins: PRR counts from here (the fast
+            // retransmission that follows is its first send).
+            self.prr = Some(Prr {
+                delivered: 0,
+                out: 0,
+                prior_cwnd: ((cwnd_before / self.cfg.mss as f64) as u64).max(1),
+            });
+        }
         self.stats.fast_retransmits += 1;
         self.log_cut(now, CutKind::FastRetransmit, cwnd_before);
     }
@@ -917,6 +990,8 @@ impl TcpSender {
             return;
         }
         let before = self.win.cwnd;
+        // A timeout ends any recovery, and PRR with it.
+        self.prr = None;
         // RFC 5681 section 3.1: once the timer has resent this segment,
         // further timeouts for it keep ssthresh (as Linux's
         // tcp_enter_loss() does), rather than halving the loss window.
@@ -1019,6 +1094,9 @@ impl TcpSender {
     /// departure.
     #[inline(never)]
     fn on_transmit(&mut self, start: u64, retx: bool, now: SimTime, size: u32, len: u32) {
+        if let Some(p) = &mut self.prr {
+            p.out += 1;
+        }
         if self.rate.is_some() {
             self.rate_on_send(start, retx, now);
         }

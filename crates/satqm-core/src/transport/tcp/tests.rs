@@ -936,3 +936,54 @@ fn bbr_sets_the_window_itself_in_recovery() {
     assert_eq!(rs.acked_sacked, MSS);
     assert_eq!(rs.losses, MSS, "the head was deemed lost on this ACK");
 }
+
+/// RFC 6937's example, as Linux counts it: a window of 20 segments, the
+/// first lost. With PRR, after the fast retransmission one new segment
+/// goes for about every two segments SACKed while `pipe` is above ssthresh
+/// (ceil(ssthresh × delivered / prior cwnd) sends in all); plain RFC 6675
+/// sends nothing until `pipe` falls below cwnd and then one per ACK. The
+/// recovery's end leaves cwnd at ssthresh.
+#[test]
+fn prr_spreads_the_recoverys_sends_over_its_acks() {
+    let mut per_ack = Vec::new();
+    for prr in [false, true] {
+        let mut c = cfg(Recovery::Sack);
+        c.prr = prr;
+        let (mut s, _) = opened(c, Some(20));
+        let t = SimTime::from_ms(100);
+        let mut new_sent = Vec::new();
+        for a in 1..20u64 {
+            let out = feed(&mut s, &ack(0, &[(1, a + 1)]), t);
+            if a >= 3 {
+                assert!(s.in_recovery());
+                new_sent.push(out.iter().filter(|p| !p.has(flags::RETX)).count());
+            }
+        }
+        // Limited transmit (RFC 3042) sent two more on the first two
+        // duplicate ACKs: 22 in flight, ssthresh 11.
+        assert_eq!(s.win.ssthresh, 11.0 * MSS as f64);
+        per_ack.push(new_sent);
+        // The retransmission arrives: everything up to what was sent is
+        // acknowledged and the recovery ends.
+        let max = s.snd_max / MSS;
+        feed(&mut s, &ack(max, &[]), t + SimTime::from_ms(100));
+        assert!(!s.in_recovery());
+        if prr {
+            assert_eq!(s.win.cwnd, 11.0 * MSS as f64);
+        }
+    }
+    // Without PRR: nothing until pipe (19 after the retransmission, one
+    // less per SACK) leaves room in cwnd (11), then one per ACK.
+    assert_eq!(
+        per_ack[0],
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]
+    );
+    // With PRR: the retransmission is the first send; then, while pipe is
+    // above ssthresh, ceil(11 × delivered / 20) in all, one new segment on
+    // every second ACK (the 10th and 11th ACKs each round it up); the
+    // last ACK finds pipe at ssthresh and sends nothing.
+    assert_eq!(
+        per_ack[1],
+        [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0]
+    );
+}
