@@ -109,15 +109,19 @@ pub struct TcpSender {
     prr: Option<Prr>,
 }
 
-/// Proportional Rate Reduction during a loss recovery (RFC 6937, as Linux's
-/// `tcp_cwnd_reduction()` in `net/ipv4/tcp_input.c`, which counts in
-/// segments): segments delivered to the receiver and segments sent since
-/// the recovery began, and cwnd when it began, in segments.
+/// Proportional Rate Reduction during a loss recovery or the window
+/// reduction after an ECN echo (RFC 6937, as Linux's `tcp_cwnd_reduction()`
+/// in `net/ipv4/tcp_input.c`, which counts in segments): segments
+/// delivered to the receiver and segments sent since the reduction began,
+/// and cwnd when it began, in segments.
 #[derive(Clone, Copy, Debug)]
 struct Prr {
     delivered: u64,
     out: u64,
     prior_cwnd: u64,
+    /// The reduction follows an ECN echo (Linux's CWR state): it ends when
+    /// data sent after the echo is acknowledged, not with a recovery.
+    cwr: bool,
 }
 
 /// Whether the congestion window limits the sender, tracked per window of
@@ -452,7 +456,9 @@ impl TcpSender {
         self.ack_rtt = None;
         let mut dupack = false;
         if ack > self.snd_una {
-            self.on_new_ack(ack, !ece, pkt.has(flags::ECE), em);
+            // Linux's CWR state with PRR: no growth until it ends.
+            let reducing = self.prr.is_some_and(|p| p.cwr);
+            self.on_new_ack(ack, !ece && !reducing, pkt.has(flags::ECE), em);
         } else {
             if ack == self.snd_una && self.rate.is_some() {
                 self.sample_rate(em.now, pkt.has(flags::ECE));
@@ -483,12 +489,11 @@ impl TcpSender {
         if self.cfg.rack {
             self.rack_detect(em);
         }
-        if self.prr.is_some() {
-            self.prr_step(delivered_before, una_before, lost_before);
-        }
-
         if classic && pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
+        }
+        if self.prr.is_some() {
+            self.prr_step(delivered_before, una_before, lost_before);
         }
         if self.owns {
             if ack >= self.snd_una {
@@ -503,16 +508,24 @@ impl TcpSender {
         }
     }
 
-    /// Proportional Rate Reduction on an ACK during a recovery (RFC 6937
-    /// with its slow-start reduction bound, as Linux's
+    /// Proportional Rate Reduction on an ACK during a recovery or after an
+    /// ECN echo (RFC 6937 with its slow-start reduction bound, as Linux's
     /// `tcp_cwnd_reduction()`): while `pipe` is above ssthresh, send in
     /// proportion to what was delivered, ssthresh / cwnd-at-the-start of
     /// it; below, catch up towards ssthresh by at most what was delivered
     /// (one segment more when the cumulative ACK advanced and no new loss
-    /// was found). cwnd is `pipe` plus what may go now. When the recovery
+    /// was found). cwnd is `pipe` plus what may go now. When the reduction
     /// ends, cwnd is ssthresh (`tcp_end_cwnd_reduction()`).
     fn prr_step(&mut self, delivered_before: u64, una_before: u64, lost_before: u64) {
-        if !self.rec.in_recovery() {
+        let cwr = self.prr.is_some_and(|p| p.cwr);
+        let over = if cwr {
+            // Linux holds CWR until something above the data sent before
+            // the echo is acknowledged.
+            self.snd_una > self.ecn_recover
+        } else {
+            !self.rec.in_recovery()
+        };
+        if over {
             self.prr = None;
             self.win.cwnd = self.win.ssthresh;
             return;
@@ -909,6 +922,7 @@ impl TcpSender {
                 delivered: 0,
                 out: 0,
                 prior_cwnd: ((cwnd_before / self.cfg.mss as f64) as u64).max(1),
+                cwr: false,
             });
         }
         self.stats.fast_retransmits += 1;
@@ -963,7 +977,18 @@ impl TcpSender {
                 // above the old: its floor of two segments raises nothing).
                 _ if self.cc.scalable() => self.win.ssthresh.min(self.win.cwnd),
                 CcRules::Rfc => (self.win.cwnd / 2.0).max(mss),
-                // tcp_enter_cwr(): the window falls to ssthresh.
+                // tcp_enter_cwr() with PRR: the window comes down to
+                // ssthresh over the next round trip (`prr_step`).
+                CcRules::Linux if self.cfg.prr => {
+                    self.prr = Some(Prr {
+                        delivered: 0,
+                        out: 0,
+                        prior_cwnd: ((self.win.cwnd / mss) as u64).max(1),
+                        cwr: true,
+                    });
+                    self.win.cwnd
+                }
+                // Without PRR, the window falls to ssthresh at once.
                 CcRules::Linux | CcRules::Linux2009 => self.win.ssthresh,
             };
         }

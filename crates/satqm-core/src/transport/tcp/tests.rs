@@ -987,3 +987,49 @@ fn prr_spreads_the_recoverys_sends_over_its_acks() {
         [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0]
     );
 }
+
+/// With PRR and Linux's rules, an ECN echo does not cut cwnd at once
+/// (`tcp_enter_cwr()` then `tcp_cwnd_reduction()` per ACK): over the
+/// next round trip the sender sends ceil(ssthresh × delivered / prior
+/// cwnd) segments in all, about one for every two acknowledged, and cwnd
+/// is ssthresh once data sent after the echo is acknowledged.
+#[test]
+fn prr_brings_the_window_down_after_an_ecn_echo() {
+    use super::config::CcRules;
+    let mut c = cfg(Recovery::Sack);
+    c.ecn = true;
+    c.prr = true;
+    c.cc_rules = CcRules::Linux;
+    let (mut s, _) = opened(c, Some(20));
+    let mut sent = Vec::new();
+    for k in 1..=20u64 {
+        let mut a = ack(k, &[]);
+        if k == 1 {
+            a.flags |= flags::ECE;
+        }
+        let out = feed(&mut s, &a, SimTime::from_ms(100 + k));
+        sent.push(out.len());
+        if k == 1 {
+            // ssthresh max(20 / 2, 2) segments; cwnd is not cut at once.
+            assert_eq!(s.win.ssthresh, 10.0 * MSS as f64);
+            assert_eq!(s.stats.ecn_reductions, 1);
+        }
+    }
+    // 20 segments delivered while pipe stayed above ssthresh: ceil(10 k / 20)
+    // sent after the k-th, one on every second ACK (none grows the window).
+    assert_eq!(sent.iter().sum::<usize>(), 10);
+    assert_eq!(sent[..6], [1, 0, 1, 0, 1, 0]);
+    // The first ACK above the data sent before the echo ends the reduction.
+    let max = s.snd_max / MSS;
+    feed(&mut s, &ack(max, &[]), SimTime::from_ms(200));
+    assert_eq!(s.win.cwnd, 10.0 * MSS as f64);
+    // Without PRR the window falls to ssthresh on the echo.
+    let mut c = cfg(Recovery::Sack);
+    c.ecn = true;
+    c.cc_rules = CcRules::Linux;
+    let (mut s, _) = opened(c, Some(20));
+    let mut a = ack(1, &[]);
+    a.flags |= flags::ECE;
+    feed(&mut s, &a, SimTime::from_ms(101));
+    assert_eq!(s.win.cwnd, 10.0 * MSS as f64);
+}
