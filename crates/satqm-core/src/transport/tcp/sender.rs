@@ -909,6 +909,7 @@ impl TcpSender {
             snd_una: self.snd_una,
             snd_max: self.snd_max,
             mss: self.cfg.mss,
+            reducing: self.prr.is_some_and(|p| p.cwr),
         };
         (&mut self.rec, c)
     }
@@ -917,13 +918,20 @@ impl TcpSender {
     fn log_loss(&mut self, now: SimTime, cwnd_before: f64) {
         if self.cfg.prr && !self.owns {
             // A recovery begins: PRR counts from here (the fast
-            // retransmission that follows is its first send).
-            self.prr = Some(Prr {
-                delivered: 0,
-                out: 0,
-                prior_cwnd: ((cwnd_before / self.cfg.mss as f64) as u64).max(1),
-                cwr: false,
-            });
+            // retransmission that follows is its first send), unless the
+            // window is already coming down after an ECN echo, whose
+            // reduction goes on (`tcp_enter_recovery()`).
+            match &mut self.prr {
+                Some(p) if p.cwr => p.cwr = false,
+                _ => {
+                    self.prr = Some(Prr {
+                        delivered: 0,
+                        out: 0,
+                        prior_cwnd: ((cwnd_before / self.cfg.mss as f64) as u64).max(1),
+                        cwr: false,
+                    })
+                }
+            }
         }
         self.stats.fast_retransmits += 1;
         self.log_cut(now, CutKind::FastRetransmit, cwnd_before);

@@ -1033,3 +1033,28 @@ fn prr_brings_the_window_down_after_an_ecn_echo() {
     feed(&mut s, &a, SimTime::from_ms(101));
     assert_eq!(s.win.cwnd, 10.0 * MSS as f64);
 }
+
+/// A loss found while the window comes down after an ECN echo does not
+/// reduce it again: the recovery keeps the echo's ssthresh and PRR goes on
+/// (Linux's `tcp_enter_recovery()` from the CWR state).
+#[test]
+fn a_loss_during_the_ecn_reduction_keeps_its_ssthresh() {
+    use super::config::CcRules;
+    let mut c = cfg(Recovery::Sack);
+    c.ecn = true;
+    c.prr = true;
+    c.cc_rules = CcRules::Linux;
+    let (mut s, _) = opened(c, Some(20));
+    let mut e = ack(1, &[]);
+    e.flags |= flags::ECE;
+    feed(&mut s, &e, SimTime::from_ms(101));
+    assert_eq!(s.win.ssthresh, 10.0 * MSS as f64);
+    // Segment 1 is lost: three duplicate ACKs SACK 2, 3 and 4.
+    for a in 2..5u64 {
+        feed(&mut s, &ack(1, &[(2, a + 1)]), SimTime::from_ms(100 + a));
+    }
+    assert!(s.in_recovery());
+    assert_eq!((s.stats.ecn_reductions, s.stats.fast_retransmits), (1, 1));
+    // A new reduction would halve the 19 segments PRR has left: 9.
+    assert_eq!(s.win.ssthresh, 10.0 * MSS as f64, "no second reduction");
+}

@@ -40,6 +40,10 @@ pub struct Conn<'a> {
     /// One past the highest byte sent.
     pub snd_max: u64,
     pub mss: u32,
+    /// The window is already coming down after an ECN echo (Linux's CWR
+    /// state with PRR): a recovery starting now keeps that reduction's
+    /// ssthresh (`tcp_enter_recovery()`).
+    pub reducing: bool,
 }
 
 impl Conn<'_> {
@@ -81,8 +85,10 @@ impl Episode {
     /// Start a loss episode: ssthresh from congestion control, `recover`
     /// at the highest byte sent; `fast` for fast recovery (not Tahoe).
     fn enter(&mut self, c: &mut Conn, fast: bool) {
-        let flight = c.flight();
-        c.win.ssthresh = c.cc.ssthresh_after(c.win, Signal::Loss, flight, c.mss);
+        if !c.reducing {
+            let flight = c.flight();
+            c.win.ssthresh = c.cc.ssthresh_after(c.win, Signal::Loss, flight, c.mss);
+        }
         self.recover = c.snd_max;
         self.in_recovery = fast;
     }

@@ -190,6 +190,7 @@ impl Rig {
             snd_una: self.snd_una,
             snd_max: self.snd_max,
             mss: self.mss,
+            reducing: false,
         };
         (&mut self.sack, c)
     }
