@@ -59,6 +59,28 @@ pub(super) fn tcp_for(
     }
 }
 
+/// An option that works only with another (`has`): `asked`, refused with
+/// `needs (why)` under `path.key` if true without it, else the profile's
+/// `current`, off without it.
+fn needs(
+    asked: Option<bool>,
+    current: bool,
+    has: bool,
+    path: &str,
+    key: &str,
+    needs: &str,
+    why: &str,
+) -> Result<bool, ConfigError> {
+    match asked {
+        Some(true) if !has => Err(ConfigError::new(
+            format!("{path}.{key}"),
+            format!("{needs} ({why})"),
+        )),
+        Some(v) => Ok(v),
+        None => Ok(current && has),
+    }
+}
+
 /// `v`, or nothing if `drop`.
 fn unless<T: Clone>(drop: bool, v: &Option<T>) -> Option<T> {
     if drop {
@@ -179,38 +201,37 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(q) = raw.quickack {
         c.quickack = int_in(q, &format!("{path}.quickack"), 0, 1000)? as u32;
     }
-    if let Some(r) = raw.rack {
-        if r && c.recovery != Recovery::Sack {
-            return Err(ConfigError::new(
-                format!("{path}.rack"),
-                "needs recovery = \"sack\" (RACK reads the SACK scoreboard)",
-            ));
-        }
-        c.rack = r;
-    }
-    // A profile's RACK goes with its SACK recovery.
-    c.rack &= c.recovery == Recovery::Sack;
-    if let Some(t) = raw.tlp {
-        if t && !c.rack {
-            return Err(ConfigError::new(
-                format!("{path}.tlp"),
-                "needs rack = true (RACK detects the losses a probe reveals)",
-            ));
-        }
-        c.tlp = t;
-    }
-    c.tlp &= c.rack;
-    if let Some(p) = raw.prr {
-        if p && c.recovery != Recovery::Sack {
-            return Err(ConfigError::new(
-                format!("{path}.prr"),
-                "needs recovery = \"sack\" (PRR counts what SACKs deliver)",
-            ));
-        }
-        c.prr = p;
-    }
-    // A profile's PRR goes with its SACK recovery.
-    c.prr &= c.recovery == Recovery::Sack;
+    // Options that need another: asked for without it, refused by key; a
+    // profile's go with what it has (RACK and PRR with its SACK recovery).
+    let sack = c.recovery == Recovery::Sack;
+    let sack_why = "needs recovery = \"sack\"";
+    c.rack = needs(
+        raw.rack,
+        c.rack,
+        sack,
+        path,
+        "rack",
+        sack_why,
+        "RACK reads the SACK scoreboard",
+    )?;
+    c.tlp = needs(
+        raw.tlp,
+        c.tlp,
+        c.rack,
+        path,
+        "tlp",
+        "needs rack = true",
+        "RACK detects the losses a probe reveals",
+    )?;
+    c.prr = needs(
+        raw.prr,
+        c.prr,
+        sack,
+        path,
+        "prr",
+        sack_why,
+        "PRR counts what SACKs deliver",
+    )?;
     let bbr = match c.cc {
         CcKind::Bbr(_) => Some("bbr"),
         CcKind::Bbr3(_) => Some("bbr3"),
