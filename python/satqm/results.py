@@ -394,10 +394,12 @@ class Results:
         One row per congestion-window cut of any TCP sender: ``time_s``,
         ``flow`` (the connection; a PEP segment has its own id), ``origin``
         (the end-to-end flow it carries), ``kind`` (``fast_retransmit``,
-        ``timeout``, ``ecn``), ``cwnd_before``, ``cwnd_after`` and
-        ``ssthresh`` (bytes), ``srtt_s`` (smoothed RTT at the cut, NaN before
-        the first sample). :func:`satqm.analysis.synchronization` measures
-        how many connections cut within the same round trip.
+        ``timeout``, ``ecn``), ``cwnd_before``, ``cwnd_after`` (the window
+        the cut sets; with ``prr``, the ``linux`` profile's, cwnd comes down
+        to it over the following round trip) and ``ssthresh`` (bytes),
+        ``srtt_s`` (smoothed RTT at the cut, NaN before the first sample).
+        :func:`satqm.analysis.synchronization` measures how many
+        connections cut within the same round trip.
     packets : dict
         ``created``, ``delivered``, ``dropped``, ``in_flight`` packet counts.
     scenario : Scenario

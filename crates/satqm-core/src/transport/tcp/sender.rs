@@ -104,8 +104,8 @@ pub struct TcpSender {
     paced: bool,
     /// Each transmission is seen by the pacer, the rate estimator or PRR.
     send_hooks: bool,
-    /// Proportional Rate Reduction's state while a SACK recovery lasts
-    /// (with `prr`).
+    /// Proportional Rate Reduction's state while a SACK recovery, or the
+    /// window reduction after an ECN echo, lasts (with `prr`).
     prr: Option<Prr>,
 }
 
@@ -938,11 +938,15 @@ impl TcpSender {
     }
 
     fn log_cut(&mut self, time: SimTime, kind: CutKind, cwnd_before: f64) {
+        self.log_cut_to(time, kind, cwnd_before, self.win.cwnd);
+    }
+
+    fn log_cut_to(&mut self, time: SimTime, kind: CutKind, cwnd_before: f64, cwnd_after: f64) {
         self.cuts.push(WindowCut {
             time,
             kind,
             cwnd_before,
-            cwnd_after: self.win.cwnd,
+            cwnd_after,
             ssthresh: self.win.ssthresh,
             srtt: self.rtt.srtt(),
         });
@@ -1004,7 +1008,13 @@ impl TcpSender {
         // AccECN's data segments carry no CWR (RFC 9768 section 3.2.2).
         self.cwr_pending = self.cfg.ecn_feedback != EcnFeedback::AccEcn;
         self.stats.ecn_reductions += 1;
-        self.log_cut(now, CutKind::Ecn, before);
+        // The window the cut aims at (PRR brings cwnd down to it).
+        let after = if self.prr.is_some_and(|p| p.cwr) {
+            self.win.ssthresh
+        } else {
+            self.win.cwnd
+        };
+        self.log_cut_to(now, CutKind::Ecn, before, after);
     }
 
     fn on_rto(&mut self, em: &mut Emit) {

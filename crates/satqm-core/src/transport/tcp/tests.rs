@@ -1010,9 +1010,12 @@ fn prr_brings_the_window_down_after_an_ecn_echo() {
         let out = feed(&mut s, &a, SimTime::from_ms(100 + k));
         sent.push(out.len());
         if k == 1 {
-            // ssthresh max(20 / 2, 2) segments; cwnd is not cut at once.
+            // ssthresh max(20 / 2, 2) segments; cwnd is not cut at once,
+            // and the cut's log gives the window it aims at.
             assert_eq!(s.win.ssthresh, 10.0 * MSS as f64);
             assert_eq!(s.stats.ecn_reductions, 1);
+            let cut = s.cuts.last().unwrap();
+            assert_eq!((cut.cwnd_before, cut.cwnd_after), (20e3, 10e3));
         }
     }
     // 20 segments delivered while pipe stayed above ssthresh: ceil(10 k / 20)
