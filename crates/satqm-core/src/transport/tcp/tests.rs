@@ -959,8 +959,9 @@ fn prr_spreads_the_recoverys_sends_over_its_acks() {
                 new_sent.push(out.iter().filter(|p| !p.has(flags::RETX)).count());
             }
         }
-        // Limited transmit (RFC 3042) sent two more on the first two
-        // duplicate ACKs: 22 in flight, ssthresh 11.
+        // The first two duplicate ACKs each SACK a segment out of the
+        // pipe and let a new one go (RFC 6675's pipe): 22 in flight,
+        // ssthresh 11.
         assert_eq!(s.win.ssthresh, 11.0 * MSS as f64);
         per_ack.push(new_sent);
         // The retransmission arrives: everything up to what was sent is
