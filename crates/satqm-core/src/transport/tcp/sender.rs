@@ -124,6 +124,18 @@ struct Prr {
     cwr: bool,
 }
 
+impl Prr {
+    /// A reduction beginning with a window of `cwnd` bytes.
+    fn start(cwnd: f64, mss: u32, cwr: bool) -> Prr {
+        Prr {
+            delivered: 0,
+            out: 0,
+            prior_cwnd: ((cwnd / mss as f64) as u64).max(1),
+            cwr,
+        }
+    }
+}
+
 /// Whether the congestion window limits the sender, tracked per window of
 /// data as Linux does (`tcp_cwnd_validate()` in `net/ipv4/tcp_output.c`,
 /// `tcp_is_cwnd_limited()` in `include/net/tcp.h`). A window that the
@@ -923,14 +935,7 @@ impl TcpSender {
             // reduction goes on (`tcp_enter_recovery()`).
             match &mut self.prr {
                 Some(p) if p.cwr => p.cwr = false,
-                _ => {
-                    self.prr = Some(Prr {
-                        delivered: 0,
-                        out: 0,
-                        prior_cwnd: ((cwnd_before / self.cfg.mss as f64) as u64).max(1),
-                        cwr: false,
-                    })
-                }
+                _ => self.prr = Some(Prr::start(cwnd_before, self.cfg.mss, false)),
             }
         }
         self.stats.fast_retransmits += 1;
@@ -992,12 +997,7 @@ impl TcpSender {
                 // tcp_enter_cwr() with PRR: the window comes down to
                 // ssthresh over the next round trip (`prr_step`).
                 CcRules::Linux if self.cfg.prr => {
-                    self.prr = Some(Prr {
-                        delivered: 0,
-                        out: 0,
-                        prior_cwnd: ((self.win.cwnd / mss) as u64).max(1),
-                        cwr: true,
-                    });
+                    self.prr = Some(Prr::start(self.win.cwnd, self.cfg.mss, true));
                     self.win.cwnd
                 }
                 // Without PRR, the window falls to ssthresh at once.
