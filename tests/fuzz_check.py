@@ -102,6 +102,10 @@ def invariant_violations(res: satqm.Results) -> list[str]:
     bl = res.link()
     kind, limit = _buffer_limit(link)
     column = "queue_packets" if kind == "packets" else "queue_bytes"
+    # the queue counts the device queue below the buffer too (at most a
+    # jumbo packet's bytes each, when the limit is in bytes)
+    device = int(link.get("device_queue", 0))
+    limit += device if kind == "packets" else device * 65_536
     if len(bl) and bl[column].max() > limit:
         out.append(f"{res.bottleneck} queue {bl[column].max()} {kind} above its limit {limit}")
 

@@ -225,6 +225,11 @@ pub struct RawLink {
     pub buffer: Option<RawBuffer>,
     /// Buffer of the reverse direction (defaults to `buffer`).
     pub reverse_buffer: Option<RawBuffer>,
+    /// Packets of the device queue below the buffer (a NIC's transmit
+    /// ring, ns-3's `NetDevice` queue); default 0, none.
+    pub device_queue: Option<i64>,
+    /// The reverse direction's (default 0).
+    pub reverse_device_queue: Option<i64>,
     /// How the link's rate, delay, erasure and state change over time.
     pub schedule: Option<RawSchedule>,
 }

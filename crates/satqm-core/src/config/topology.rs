@@ -222,6 +222,13 @@ fn core_link(
                 "a link with backpressure (a PEP's transmit queue) cannot change over time yet",
             ));
         }
+        if spec.device_queue > 0 || spec.reverse_device_queue > 0 {
+            return Err(ConfigError::new(
+                spath,
+                "a link with a device queue (device_queue, reverse_device_queue) cannot \
+                 change over time yet",
+            ));
+        }
         spec.schedule = Some(Box::new(schedule::schedule(s, &spath, start, files)?));
     }
     Ok(spec)
@@ -253,15 +260,29 @@ fn link(
         Some(b) => buffer(b, &format!("{path}.reverse_buffer"))?,
         None => buf,
     };
+    let backpressure = l.backpressure.unwrap_or(false);
+    let forward_device_queue = device_queue(l.device_queue, &format!("{path}.device_queue"))?;
+    if backpressure && forward_device_queue > 0 {
+        return Err(ConfigError::new(
+            format!("{path}.device_queue"),
+            "a link with backpressure (a PEP's transmit queue) cannot have a device queue yet",
+        ));
+    }
+    let reverse_device_queue = device_queue(
+        l.reverse_device_queue,
+        &format!("{path}.reverse_device_queue"),
+    )?;
     Ok((
         LinkSpec {
             rate,
             delay,
             loss,
             reverse_loss,
-            backpressure: l.backpressure.unwrap_or(false),
+            backpressure,
             buffer: buf,
             reverse_buffer,
+            device_queue: forward_device_queue,
+            reverse_device_queue,
             schedule: None,
         },
         access,
@@ -327,6 +348,11 @@ fn erasure(v: Option<f64>, path: &str) -> Result<f64, ConfigError> {
         ));
     }
     Ok(p)
+}
+
+/// A device queue's size in packets (0, the default: none).
+fn device_queue(v: Option<i64>, path: &str) -> Result<u32, ConfigError> {
+    Ok(int_in(v.unwrap_or(0), path, 0, 100_000)? as u32)
 }
 
 fn buffer(b: &RawBuffer, path: &str) -> Result<BufferLimit, ConfigError> {
@@ -399,6 +425,42 @@ mod tests {
             err(&BASE.replace("pairs = 3", "pairs = 0")),
             "topology.pairs: must be between 1 and 100000"
         );
+    }
+
+    #[test]
+    fn a_device_queue_is_a_count_of_packets_on_a_fixed_link() {
+        let s = Scenario::from_toml(&BASE.replace(
+            "buffer = 800",
+            "buffer = 799\ndevice_queue = 1\nreverse_device_queue = 2",
+        ))
+        .unwrap();
+        let Topology::Dumbbell(d) = &s.topology else {
+            panic!()
+        };
+        assert_eq!(
+            (d.bottleneck.device_queue, d.bottleneck.reverse_device_queue),
+            (1, 2)
+        );
+        assert_eq!(d.access.link.device_queue, 0, "none unless asked for");
+        assert!(
+            err(&BASE.replace("buffer = 800", "buffer = 800\ndevice_queue = -1"))
+                .starts_with("topology.bottleneck.device_queue: must be between 0 and")
+        );
+        assert!(
+            err(&BASE.replace("buffer = 800", "buffer = 800\nreverse_device_queue = 1.5"))
+                .starts_with("topology.bottleneck.reverse_device_queue")
+        );
+        assert!(err(&BASE.replace(
+            "buffer = 800",
+            "buffer = 800\ndevice_queue = 1\n[topology.bottleneck.schedule]\n\
+             changes = [{ at = \"1 s\", rate = \"5 Mbps\" }]"
+        ))
+        .starts_with("topology.bottleneck.schedule: a link with a device queue"));
+        assert!(err(&BASE.replace(
+            "buffer = 800",
+            "buffer = 800\nbackpressure = true\ndevice_queue = 1"
+        ))
+        .starts_with("topology.bottleneck.device_queue: a link with backpressure"));
     }
 
     #[test]

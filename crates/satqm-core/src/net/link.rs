@@ -297,8 +297,14 @@ impl Link {
         let admitted = self
             .port
             .admit(l, now, self.rate, pkt, local, aqms, monitor, sink);
-        if let Admitted::Transmit(index) = admitted {
-            self.transmit(l, now, pkt, index, sink);
+        match admitted {
+            Admitted::Transmit(index) => self.transmit(l, now, pkt, index, sink),
+            // An arrival the transmitter could not take goes on to the
+            // device queue if it has room.
+            Admitted::Done if self.port.has_device() => {
+                self.port.fill_device(now, self.rate, aqms, sink)
+            }
+            Admitted::Done => {}
         }
     }
 

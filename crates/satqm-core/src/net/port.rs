@@ -23,9 +23,19 @@
 //! The queue length counts the packets waiting, not the one being
 //! serialized, as in ns-2's and ns-3's queues.
 //!
+//! A port may have a device queue below its buffer (`device_queue`, a
+//! NIC's transmit ring, ns-3's `NetDevice` queue): a FIFO of a few packets
+//! that the buffer feeds as soon as it has room, as Linux's qdisc layer
+//! and ns-3's traffic-control layer feed theirs. A packet's sojourn, and a
+//! discipline's choice of what goes next, are then made when it leaves
+//! the buffer for the device, up to that many packets before its
+//! serialization starts. The queue length counts both.
+//!
 //! (Above 600 lines: admission, departure and backpressure share the
 //! port's state and must stay in one place; the held packets' order and
 //! pace are the host's, `gateway/held.rs` for a PEP.)
+
+use std::collections::VecDeque;
 
 use super::sojourn::Sojourns;
 use super::upstream::Upstream;
@@ -157,6 +167,18 @@ struct PortCold {
     /// While the link is down (a schedule's outage): what the port holds
     /// back to restore.
     down: Option<Down>,
+    /// The device queue below the buffer, on a port that has one.
+    device: Device,
+}
+
+/// The packets that left the buffer for the link's device and wait there
+/// for the transmitter, in order, with their arrival indices.
+#[derive(Debug, Default)]
+struct Device {
+    /// Packets it holds at most (0: no device queue).
+    limit: usize,
+    fifo: VecDeque<(Packet, u64)>,
+    bytes: u64,
 }
 
 /// A port whose link is down: its transmitter is held (`busy_until` is
@@ -222,6 +244,8 @@ pub struct Port {
     /// its own scheduler): packets go in and out through it, not through
     /// the FIFO path.
     scheduler: bool,
+    /// A device queue sits below the buffer (`cold.device`).
+    device: bool,
     /// The waiting packets: one FIFO, or virtual queues sharing the buffer.
     /// (Its length comes first and ends the first cache line.)
     queue: Buffer,
@@ -260,6 +284,7 @@ impl Port {
             watched: false,
             measured: false,
             scheduler: false,
+            device: false,
             queue: Buffer::default(),
             bytes: 0,
             limit,
@@ -332,6 +357,24 @@ impl Port {
         }
     }
 
+    /// Give the port a device queue of `packets` below its buffer (0: none),
+    /// before any packet arrives.
+    pub fn set_device_queue(&mut self, packets: u32) {
+        debug_assert!(self.queue.is_empty() && self.cold.device.fifo.is_empty());
+        self.device = packets > 0;
+        self.cold.device.limit = packets as usize;
+    }
+
+    /// Packets in the device queue.
+    #[inline]
+    fn device_len(&self) -> usize {
+        if self.device {
+            self.cold.device.fifo.len()
+        } else {
+            0
+        }
+    }
+
     /// Replace the buffer's structure (a queue discipline's: virtual
     /// queues, flow queues, a dual queue), before any packet arrives.
     pub fn set_buffer(&mut self, queue: Buffer) {
@@ -379,21 +422,27 @@ impl Port {
     /// Is the transmitter free at `now` with nothing waiting?
     #[inline]
     pub fn idle(&self, now: SimTime) -> bool {
-        self.queue.is_empty() && now >= self.busy_until
+        self.queue.is_empty() && now >= self.busy_until && self.device_len() == 0
     }
 
-    /// Packets waiting in the buffer.
+    /// Packets waiting for the transmitter: in the buffer and the device
+    /// queue.
     pub fn len(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.device_len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+        self.len() == 0
     }
 
-    /// Bytes waiting in the buffer.
+    /// Bytes waiting for the transmitter.
     pub fn bytes(&self) -> u64 {
         self.bytes
+            + if self.device {
+                self.cold.device.bytes
+            } else {
+                0
+            }
     }
 
     /// Packets held back in their hosts.
@@ -514,7 +563,7 @@ impl Port {
             // Nothing started at `now` before this.
             self.busy_until = d.tx_end.min(now);
         }
-        if !self.txdone_pending && !self.queue.is_empty() {
+        if !self.txdone_pending && !self.is_empty() {
             self.wake(l, self.busy_until.max(now), sink);
         }
     }
@@ -524,7 +573,7 @@ impl Port {
     /// packets wait.
     pub fn rewake(&mut self, l: LinkId, sink: &mut impl PortSink) {
         self.txdone_pending = false;
-        if !self.queue.is_empty() {
+        if !self.is_empty() {
             self.wake(l, self.busy_until, sink);
         }
     }
@@ -831,6 +880,84 @@ impl Port {
         sink: &mut impl PortSink,
         out: &mut Packet,
     ) -> Option<u64> {
+        if self.device {
+            return self.next_from_device(now, rate, aqms, sink, out);
+        }
+        self.next_from_buffer(now, rate, aqms, sink, out)
+    }
+
+    /// The device queue's head for the transmitter (or, if it is empty,
+    /// the buffer's next packet), and the device refilled from the buffer.
+    #[cold]
+    #[inline(never)]
+    fn next_from_device(
+        &mut self,
+        now: SimTime,
+        rate: Rate,
+        aqms: &mut [PlacedAqm],
+        sink: &mut impl PortSink,
+        out: &mut Packet,
+    ) -> Option<u64> {
+        self.txdone_pending = false;
+        let d = &mut self.cold.device;
+        let index = match d.fifo.pop_front() {
+            Some((p, index)) => {
+                d.bytes -= p.size as u64;
+                *out = p;
+                Some(index)
+            }
+            None => self.next_from_buffer(now, rate, aqms, sink, out),
+        };
+        if index.is_some() {
+            self.fill_device(now, rate, aqms, sink);
+        }
+        index
+    }
+
+    /// A device queue sits below the buffer.
+    #[inline]
+    pub fn has_device(&self) -> bool {
+        self.device
+    }
+
+    /// Move packets from the buffer to the device queue while it has room
+    /// (they leave the buffer now: their sojourns end and the AQMs decide):
+    /// after each arrival, and as the transmitter takes the device's head.
+    #[cold]
+    #[inline(never)]
+    pub fn fill_device(
+        &mut self,
+        now: SimTime,
+        rate: Rate,
+        aqms: &mut [PlacedAqm],
+        sink: &mut impl PortSink,
+    ) {
+        // The device takes packets while the transmitter is busy; a free
+        // transmitter takes the buffer's head itself.
+        let pending = self.txdone_pending;
+        while self.cold.device.fifo.len() < self.cold.device.limit && !self.queue.is_empty() {
+            let mut p = Packet::BLANK;
+            let Some(index) = self.next_from_buffer(now, rate, aqms, sink, &mut p) else {
+                break;
+            };
+            let d = &mut self.cold.device;
+            d.bytes += p.size as u64;
+            d.fifo.push_back((p, index));
+        }
+        self.txdone_pending = pending;
+    }
+
+    /// The buffer's next packet for the transmitter (or the device queue),
+    /// after the AQMs' verdicts at departure.
+    #[inline(always)]
+    fn next_from_buffer(
+        &mut self,
+        now: SimTime,
+        rate: Rate,
+        aqms: &mut [PlacedAqm],
+        sink: &mut impl PortSink,
+        out: &mut Packet,
+    ) -> Option<u64> {
         if self.scheduler {
             self.txdone_pending = false;
             loop {
@@ -948,7 +1075,7 @@ impl Port {
 
     /// If packets wait, schedule the transmitter's next `TxDone` for link `l`.
     pub fn wake_if_waiting(&mut self, l: LinkId, sink: &mut impl PortSink) {
-        if !self.queue.is_empty() {
+        if !self.queue.is_empty() || self.device_len() > 0 {
             self.wake(l, self.busy_until, sink);
         }
     }
@@ -990,6 +1117,7 @@ impl Port {
     /// The figures of the interval ending at `now`, and the start of the
     /// next one. Serialization running past `now` belongs to the next.
     pub fn take_sample(&mut self, now: SimTime) -> PortSample {
+        let (queue_packets, queue_bytes) = (self.len() as u32, self.bytes());
         let (c, k) = (&mut self.counters, &mut *self.cold);
         // Serialization running past `now` (not the hold of a link that is
         // down: its `busy_until` is the link's return).
@@ -998,8 +1126,8 @@ impl Port {
         let s = PortSample {
             busy_ns: c.busy_ns - carry,
             tx_bytes: c.tx_bytes_total - k.tx_bytes_at_sample,
-            queue_packets: self.queue.len() as u32,
-            queue_bytes: self.bytes,
+            queue_packets,
+            queue_bytes,
             drops: k.drops_since_sample,
             arrivals: c.arrivals - k.arrivals_at_sample,
             marks: k.marks_since_sample,

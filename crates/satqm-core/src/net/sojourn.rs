@@ -366,7 +366,13 @@ mod port_tests {
 
     /// 8 Mbit/s: a 1,000-byte packet takes 1 ms; room for two waiting.
     fn link(measured: bool) -> Link {
+        link_with_device(measured, 0)
+    }
+
+    /// The same, with a device queue of `device` packets below the buffer.
+    fn link_with_device(measured: bool, device: u32) -> Link {
         let mut port = Port::new(BufferLimit::Packets(2), None);
+        port.set_device_queue(device);
         if measured {
             port.measure_sojourns(SimTime::ZERO);
         }
@@ -434,6 +440,59 @@ mod port_tests {
             .take_sample(SimTime::from_ms(5))
             .delay_mean_ns
             .is_nan());
+    }
+
+    /// With a one-packet device queue below the two-packet buffer, four
+    /// packets at once on an idle port all fit: the first is sent at once,
+    /// the second goes straight to the device, the third and fourth leave
+    /// the buffer for the device as the transmitter starts the packet
+    /// before them (at 1 and 2 ms), so their sojourns end a packet before
+    /// their own serialization starts. The queue length counts the device.
+    #[test]
+    fn a_device_queue_ends_the_sojourn_when_the_buffer_hands_a_packet_on() {
+        let mut l = link_with_device(true, 1);
+        let mut sink = Sink::default();
+        let id = LinkId(0);
+        for i in 0..4 {
+            let mut p = Packet::new(i, FlowId(0), NodeId(0), NodeId(1), PacketKind::Udp);
+            p.size = 1000;
+            l.enqueue(id, SimTime::ZERO, &mut p, &mut [], None, &mut sink);
+        }
+        assert_eq!(sink.drops, 0);
+        assert_eq!(l.port.len(), 3, "two in the buffer, one in the device");
+        assert_eq!(l.port.bytes(), 3000);
+        assert_eq!(l.in_flight(), 4);
+        let sample = l.port.take_sample(SimTime::ZERO);
+        assert_eq!((sample.queue_packets, sample.queue_bytes), (3, 3000));
+        drive(&mut l, &[], &mut sink);
+        let f = l.port.sojourns().expect("measured").figures();
+        assert_eq!(f.packets, 4);
+        assert_eq!(f.mean_ns, (0.0 + 0.0 + 1e6 + 2e6) / 4.0);
+        assert_eq!(l.port.tx_packets_total(), 4);
+        assert!(l.port.is_empty());
+        assert_eq!(
+            l.port.busy_until(),
+            SimTime::from_ms(4),
+            "sent back to back"
+        );
+    }
+
+    /// A packet arriving while the transmitter is busy and the device has
+    /// room goes through the buffer to the device at once (sojourn 0); on
+    /// an idle port it is sent at once, as without a device queue.
+    #[test]
+    fn a_device_with_room_takes_an_arrival_at_once() {
+        let mut l = link_with_device(true, 1);
+        let mut sink = Sink::default();
+        drive(
+            &mut l,
+            &[SimTime::ZERO, SimTime::from_us(500), SimTime::from_ms(5)],
+            &mut sink,
+        );
+        let f = l.port.sojourns().expect("measured").figures();
+        assert_eq!((f.packets, f.max_ns), (3, 0.0));
+        assert_eq!(l.port.busy_until(), SimTime::from_ms(6));
+        assert_eq!(l.port.tx_packets_total(), 3);
     }
 
     #[test]

@@ -385,7 +385,10 @@ impl Shape {
             None => (l.rate.bps(), delay_s),
         };
         let line = rate as f64 * delay_s / (8.0 * self.packet);
-        self.limit_packets(l.buffer) + self.limit_packets(l.reverse_buffer) + 2.0 * (line + 1.0)
+        self.limit_packets(l.buffer)
+            + self.limit_packets(l.reverse_buffer)
+            + (l.device_queue + l.reverse_device_queue) as f64
+            + 2.0 * (line + 1.0)
     }
 
     fn duplex(&mut self, l: &LinkSpec) {

@@ -142,9 +142,11 @@ impl PortSink for Sink<'_> {
         self.flows[origin.idx()].kind
     }
 
+    /// Ports and links schedule network events only (transmissions,
+    /// arrivals, a schedule's changes), never a timer.
     #[inline]
     fn schedule(&mut self, t: SimTime, ev: Event) {
-        self.queue.schedule(t, ev);
+        self.queue.schedule_network(t, ev);
     }
 
     #[cold]

@@ -60,7 +60,7 @@ impl Built {
             name.to_string(),
             (a, b),
             spec,
-            spec.buffer,
+            (spec.buffer, spec.device_queue),
             (spec.loss, false),
             seed,
             monitored,
@@ -70,7 +70,7 @@ impl Built {
             rev,
             (b, a),
             spec,
-            spec.reverse_buffer,
+            (spec.reverse_buffer, spec.reverse_device_queue),
             (spec.reverse_loss, true),
             seed,
             monitored,
@@ -91,7 +91,7 @@ impl Built {
             name.to_string(),
             (a, b),
             spec,
-            spec.buffer,
+            (spec.buffer, spec.device_queue),
             (spec.loss, false),
             seed,
             monitored,
@@ -104,7 +104,7 @@ impl Built {
         name: String,
         (from, to): (NodeId, NodeId),
         spec: &LinkSpec,
-        buffer: BufferLimit,
+        (buffer, device_queue): (BufferLimit, u32),
         (loss, reverse): (f64, bool),
         seed: u64,
         monitored: bool,
@@ -115,7 +115,8 @@ impl Built {
         let upstream = spec
             .backpressure
             .then(|| Box::new(Held::default()) as Box<dyn Upstream>);
-        let port = Port::new(buffer, upstream);
+        let mut port = Port::new(buffer, upstream);
+        port.set_device_queue(device_queue);
         let mut link = Link::new(
             name,
             (from, to),

@@ -20,6 +20,10 @@ pub struct LinkSpec {
     pub backpressure: bool,
     pub buffer: BufferLimit,
     pub reverse_buffer: BufferLimit,
+    /// Packets the device queue below each direction's buffer holds (0:
+    /// none; see `net/port.rs`).
+    pub device_queue: u32,
+    pub reverse_device_queue: u32,
     /// How the rate, delay, erasure and state change over time (both
     /// directions; each direction its own erasure).
     pub schedule: Option<Box<ScheduleSpec>>,
