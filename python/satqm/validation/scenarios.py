@@ -19,7 +19,10 @@ listed in ``docs/validation.md``):
 
 - satqm's buffer limit counts packets waiting; ns-3's bottleneck holds the
   queue disc (``bufferPackets``) plus one packet in the device queue, so the
-  queue disc gets ``buffer - 1``.
+  queue disc gets ``buffer - 1``. The flow-queuing scenarios model that
+  device queue on the satqm side too (``device_queue = 1``, the buffer
+  ``buffer - 1``): a scheduler's choice, and a sojourn, end one packet
+  before the transmission starts, as in ns-3.
 - ns-3 RED defaults to ns-2's ``wait`` rule; satqm spreads drops with
   ``p_b / (1 - count p_b)``, which is ns-3's ``Wait = false``.
 - ns-3's limited transmit (RFC 3042) is on by default; satqm has none.
@@ -479,6 +482,9 @@ def fq_scenario(link: str, flows: int, variant: str = "", aqm: str = "fq_codel")
     )
     if variant == "ecn":
         d["tcp"]["ecn"] = True
+    # ns-3's one-packet device queue below its queue disc, modelled: the
+    # scheduler chooses a packet one serialization before it is sent
+    d["bottleneck"]["device_queue_packets"] = 1
     return d
 
 
@@ -660,9 +666,12 @@ def satqm_toml(d: dict[str, Any]) -> str:
         "[topology.bottleneck]",
         f"rate = {_rate(b['rate_bps'])}",
         f"delay = {_seconds(b['delay_s'])}",
-        f"buffer = {int(b['buffer_packets'])}",
+        # with a device queue below it, the buffer is the queue disc's
+        f"buffer = {int(b['buffer_packets']) - b.get('device_queue_packets', 0)}",
         "reverse_buffer = 100000",
     ]
+    if b.get("device_queue_packets", 0):
+        lines.append(f"device_queue = {int(b['device_queue_packets'])}")
     if b["loss"] > 0:
         lines.append(f"loss = {_toml_value(b['loss'])}")
     lines += [
@@ -877,7 +886,7 @@ def params_from_toml(text: str) -> dict[str, Any]:
         "sample_interval_s": _time(sim["sample_interval"]),
         "bottleneck_rate_bps": parse_quantity(b["rate"], "rate"),
         "bottleneck_delay_s": _time(b["delay"]),
-        "buffer_waiting_packets": int(b["buffer"]),
+        "buffer_waiting_packets": int(b["buffer"]) + int(b.get("device_queue", 0)),
         "loss": float(b.get("loss", 0.0)),
         "access_rate_bps": parse_quantity(topo["access"]["rate"], "rate"),
         "access_delays_s": [_time(x) for x in delays],
