@@ -83,7 +83,8 @@ pub struct Link {
     /// Whether a packet capture records this link's arrivals: the sink
     /// hears of every packet that reaches the port.
     pub tap_in: bool,
-    /// Random delays, erasures or framing: the transmitter needs `extra`.
+    /// Random delays, erasures, framing, a schedule or a device queue: the
+    /// transmitter takes its slower path.
     special: bool,
     /// Whether the periodic sampler records this link.
     pub monitored: bool,
@@ -171,7 +172,7 @@ impl Link {
             to,
             tap_out: false,
             tap_in: false,
-            special: extra.special(),
+            special: extra.special() || port.has_device(),
             monitored,
             port,
             name,
@@ -236,7 +237,7 @@ impl Link {
     /// Count `framing` at this link's rate (before any packet is sent).
     pub fn set_framing(&mut self, framing: Framing) {
         self.extra.framing = framing;
-        self.special = self.extra.special();
+        self.special = self.extra.special() || self.port.has_device();
     }
 
     /// Arrival time at the far end of a packet whose serialization ends at
@@ -379,8 +380,9 @@ impl Link {
     }
 
     /// [`transmit`](Self::transmit) on a link with random delays, erasures,
-    /// framing or a schedule: the arrival time, or `None` if the link
-    /// erased the packet or put it on its line itself (a schedule).
+    /// framing, a schedule or a device queue: the arrival time, or `None`
+    /// if the link erased the packet or put it on its line itself (a
+    /// schedule).
     #[inline(never)]
     fn transmit_special(
         &mut self,
@@ -390,6 +392,10 @@ impl Link {
         index: u64,
         sink: &mut impl PortSink,
     ) -> Option<SimTime> {
+        if self.port.has_device() {
+            // a transmission starts: the device has room and asks the buffer
+            self.port.device_asks(now);
+        }
         let x = &mut *self.extra;
         let wire = if x.framing.is_none() {
             pkt.size

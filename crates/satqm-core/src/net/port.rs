@@ -179,6 +179,9 @@ struct Device {
     limit: usize,
     fifo: VecDeque<(Packet, u64)>,
     bytes: u64,
+    /// When it last asked the buffer for a packet: a transmission started,
+    /// or the buffer handed it one and room was left.
+    asked_at: SimTime,
 }
 
 /// A port whose link is down: its transmitter is held (`busy_until` is
@@ -365,6 +368,22 @@ impl Port {
         self.cold.device.limit = packets as usize;
     }
 
+    /// Above a device queue, the buffer is idle (for an AQM's view, RED's
+    /// average decaying) once the device asks it for a packet and it has
+    /// none, as a Linux qdisc or an ns-3 queue disc is: from the start of
+    /// the transmission before the link's last, one packet sooner than the
+    /// link.
+    fn buffer_idle_since(&self) -> Option<SimTime> {
+        let d = &self.cold.device;
+        (self.queue.is_empty() && d.fifo.len() < d.limit).then_some(d.asked_at)
+    }
+
+    /// A transmission starts at `now` from a port with a device queue: the
+    /// device has room and asks the buffer.
+    pub fn device_asks(&mut self, now: SimTime) {
+        self.cold.device.asked_at = now;
+    }
+
     /// Packets in the device queue.
     #[inline]
     fn device_len(&self) -> usize {
@@ -413,7 +432,11 @@ impl Port {
         QueueView {
             q_packets: self.queue.len() as u32,
             q_bytes: self.bytes,
-            idle_since: self.idle(now).then_some(self.busy_until),
+            idle_since: if self.device {
+                self.buffer_idle_since()
+            } else {
+                self.idle(now).then_some(self.busy_until)
+            },
             departed_bytes: self.counters.tx_bytes_total,
             rate_bps: rate.bps(),
         }
@@ -900,6 +923,7 @@ impl Port {
     ) -> Option<u64> {
         self.txdone_pending = false;
         let d = &mut self.cold.device;
+        d.asked_at = now;
         let index = match d.fifo.pop_front() {
             Some((p, index)) => {
                 d.bytes -= p.size as u64;
@@ -943,6 +967,7 @@ impl Port {
             let d = &mut self.cold.device;
             d.bytes += p.size as u64;
             d.fifo.push_back((p, index));
+            d.asked_at = now;
         }
         self.txdone_pending = pending;
     }

@@ -495,6 +495,31 @@ mod port_tests {
         assert_eq!(l.port.tx_packets_total(), 3);
     }
 
+    /// An AQM's view of idleness (RED's average decays over it): without a
+    /// device queue the port is idle once the link is; above a device
+    /// queue the buffer is idle once the device asks it for a packet and
+    /// it has none, at the start of the link's last transmission.
+    #[test]
+    fn above_a_device_queue_the_buffer_idles_a_transmission_sooner() {
+        let ms = SimTime::from_ms;
+        let us = SimTime::from_us;
+        for (device, at_1500us, at_2500us) in
+            [(0, None, Some(ms(2))), (1, Some(ms(1)), Some(ms(1)))]
+        {
+            let mut l = link_with_device(false, device);
+            let mut sink = Sink::default();
+            drive(&mut l, &[SimTime::ZERO, SimTime::ZERO], &mut sink);
+            assert_eq!(l.port.busy_until(), ms(2));
+            assert_eq!(l.view(us(1500)).idle_since, at_1500us, "device {device}");
+            assert_eq!(l.view(us(2500)).idle_since, at_2500us, "device {device}");
+        }
+        // one packet on an idle port: the device asks as it starts
+        let mut l = link_with_device(false, 1);
+        let mut sink = Sink::default();
+        drive(&mut l, &[ms(5)], &mut sink);
+        assert_eq!(l.view(us(5500)).idle_since, Some(ms(5)));
+    }
+
     #[test]
     fn an_unmeasured_port_records_nothing() {
         let mut l = link(false);
