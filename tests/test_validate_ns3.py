@@ -253,6 +253,25 @@ def test_cli_list_and_bad_name(tmp_path):
     assert "--scenarios" in r.stderr
 
 
+def test_cli_device_queue_is_modelled_on_request(tmp_path):
+    """Set 6 models ns-3's device queue by default, the others do not;
+    ``--device-queue`` sets it for every scenario chosen, and is refused
+    where there is no ns-3 device to model."""
+    by_default = _cli("validate", "ns3", "--scenarios", "fq-geo-n1,red-n1", "--list")
+    assert by_default.returncode == 0, by_default.stderr
+    lines = dict(line.split(None, 1) for line in by_default.stdout.splitlines())
+    assert "device queue" in lines["fq-geo-n1"] and "device queue" not in lines["red-n1/r0"]
+    on = _cli("validate", "ns3", "--scenarios", "red-n1", "--device-queue", "1", "--list")
+    assert on.returncode == 0 and "1-packet device queue" in on.stdout
+    off = _cli("validate", "ns3", "--scenarios", "fq-geo-n1", "--device-queue", "0", "--list")
+    assert off.returncode == 0 and "device queue" not in off.stdout
+    toml = S.satqm_toml(S.fq_scenario("geo", 1))
+    assert "buffer = 499\n" in toml and "device_queue = 1\n" in toml
+    bad = _cli("validate", "linux", "--device-queue", "1", "--list")
+    assert bad.returncode == 2 and "--device-queue" in bad.stderr
+    assert _cli("validate", "ns3", "--device-queue", "2", "--list").returncode == 2
+
+
 # ----- with ns-3 -------------------------------------------------------------------
 
 

@@ -64,6 +64,15 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="N",
         help="runs at a time (default 2; ns3 only: linux runs one emulation at a time)",
     )
+    p.add_argument(
+        "--device-queue",
+        type=int,
+        choices=[0, 1],
+        metavar="{0,1}",
+        help="ns3 only: satqm's bottleneck with (1) or without (0) a model of ns-3's "
+        "one-packet device queue below its AQM (default: as each set has it, set 6 "
+        "with, the others without)",
+    )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument(
         "--strict",
@@ -77,6 +86,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Carry out ``satqm validate``; raises ValidateCliError on failure."""
     if args.reference == "linux":
+        if args.device_queue is not None:
+            raise ValidateCliError("--device-queue: only with ns3 (linux runs satqm's own links)")
         return run_linux(args)
     from satqm.validation import compare
     from satqm.validation import scenarios as S
@@ -86,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
         descs = S.select(S.scenarios(args.quick), names)
     except ValueError as e:
         raise ValidateCliError(f"--scenarios: {e}") from None
+    if args.device_queue is not None:
+        for d in descs:
+            d["bottleneck"]["device_queue_packets"] = args.device_queue
     if args.list:
         for d in descs:
             print(f"{d['name']:28} {compare.describe(d)}")

@@ -481,6 +481,9 @@ def describe(desc: dict[str, Any]) -> str:
             f"; bottleneck {b['rate_bps'] / 1e6:g} Mbit/s, {b['delay_s'] * 1e3:g} ms, "
             f"{b['buffer_packets']} packets"
         )
+    dev = b.get("device_queue_packets", 0)
+    if dev:
+        path += f"; satqm with ns-3's {dev}-packet device queue"
     return (
         f"{desc['flows']} flow(s), "
         + ("" if cc == "reno" else f"{cc}, ")
