@@ -89,17 +89,44 @@ def test_a_schedulers_choice_is_made_a_packet_early() -> None:
     assert dev.summary()["goodput_total_bps"] > 0.9e7
 
 
+OUTAGE = """buffer = 59
+device_queue = 1
+[topology.bottleneck.schedule]
+changes = [{{ at = "10 s", up = false }}, {{ at = "11 s", up = true }}]
+outage = {{ queued = "{queued}", in_flight = "drop" }}"""
+
+
+def test_an_outage_takes_the_device_queue_with_the_buffer() -> None:
+    """A link that goes down drops what waits in its device queue with
+    what waits in its buffer (``queued = "drop"``), or keeps both and sends
+    them when it is up again (``"keep"``); packets are conserved either
+    way."""
+    lost = {}
+    for queued in ("drop", "keep"):
+        res = _run(OUTAGE.format(queued=queued))
+        p = res.packets
+        assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"], queued
+        d = res.drops
+        d = d[(d["link"] == "bottleneck") & (d["reason"] == "outage")]
+        lost[queued] = int((d["time_s"] == 10.0).sum())
+        ts = res.link()
+        down = ts.loc[10.5:10.9, "queue_packets"]
+        if queued == "keep":
+            # the buffer's 59 and the device's 1 wait, and go when it is up
+            assert (down == 60).all()
+            assert ts.loc[11.05:11.5, "throughput_bps"].max() > 8e6
+        else:
+            assert (down == 0).all()
+    # what was on the line is lost either way; what waited only with "drop"
+    assert lost["drop"] > lost["keep"] > 0
+
+
 @pytest.mark.parametrize(
     "bottleneck, key",
     [
         ("buffer = 60\ndevice_queue = -1", "topology.bottleneck.device_queue"),
         ("buffer = 60\ndevice_queue = 200000", "topology.bottleneck.device_queue"),
         ('buffer = 60\nreverse_device_queue = "1"', "topology.bottleneck.reverse_device_queue"),
-        (
-            "buffer = 60\ndevice_queue = 1\n[topology.bottleneck.schedule]\n"
-            'changes = [{ at = "1 s", rate = "5 Mbps" }]',
-            "topology.bottleneck.schedule",
-        ),
         ("buffer = 60\nbackpressure = true\ndevice_queue = 1", "topology.bottleneck.device_queue"),
     ],
 )

@@ -541,12 +541,17 @@ impl Port {
         self.busy_until = until.max(tx_end);
     }
 
-    /// Drop everything the buffer holds, for an outage. A discipline that
-    /// schedules by itself gives its packets up through its dequeue, which
-    /// may drop some on its own account first.
+    /// Drop everything the buffer and the device queue hold, for an
+    /// outage. A discipline that schedules by itself gives its packets up
+    /// through its dequeue, which may drop some on its own account first.
     #[cold]
     #[inline(never)]
     fn flush(&mut self, now: SimTime, sink: &mut impl PortSink) {
+        // What waits in the device queue goes first: it was next to be sent.
+        while let Some((p, index)) = self.cold.device.fifo.pop_front() {
+            self.cold.device.bytes -= p.size as u64;
+            count_in(&mut self.cold, &p, index, DropReason::Outage, sink);
+        }
         if !self.scheduler {
             while !self.queue.is_empty() {
                 let q = self.queue.take(now);
