@@ -178,7 +178,6 @@ struct Device {
     /// Packets it holds at most (0: no device queue).
     limit: usize,
     fifo: VecDeque<(Packet, u64)>,
-    bytes: u64,
     /// When it last asked the buffer for a packet: a transmission started,
     /// or the buffer handed it one and room was left.
     asked_at: SimTime,
@@ -460,12 +459,8 @@ impl Port {
 
     /// Bytes waiting for the transmitter.
     pub fn bytes(&self) -> u64 {
-        self.bytes
-            + if self.device {
-                self.cold.device.bytes
-            } else {
-                0
-            }
+        let device = &self.cold.device.fifo;
+        self.bytes + device.iter().map(|(p, _)| p.size as u64).sum::<u64>()
     }
 
     /// Packets held back in their hosts.
@@ -549,7 +544,6 @@ impl Port {
     fn flush(&mut self, now: SimTime, sink: &mut impl PortSink) {
         // What waits in the device queue goes first: it was next to be sent.
         while let Some((p, index)) = self.cold.device.fifo.pop_front() {
-            self.cold.device.bytes -= p.size as u64;
             count_in(&mut self.cold, &p, index, DropReason::Outage, sink);
         }
         if !self.scheduler {
@@ -931,7 +925,6 @@ impl Port {
         d.asked_at = now;
         let index = match d.fifo.pop_front() {
             Some((p, index)) => {
-                d.bytes -= p.size as u64;
                 *out = p;
                 Some(index)
             }
@@ -970,7 +963,6 @@ impl Port {
                 break;
             };
             let d = &mut self.cold.device;
-            d.bytes += p.size as u64;
             d.fifo.push_back((p, index));
             d.asked_at = now;
         }
