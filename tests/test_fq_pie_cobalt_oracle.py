@@ -680,13 +680,15 @@ def test_fq_pie_departure_and_update_per_bucket():
         enq(q, 0, 0)  # ids 0..2
     enq(q, 0, 1)  # id 3
     assert [q.dequeue(40 * MS)["sent"] for _ in range(3)] == [0, 1, 3]
-    assert q.flows[0].aqm.last_sojourn == 40 * MS == q.flows[1].aqm.last_sojourn
+    # bucket 0 keeps id 2: its sojourn stands; bucket 1's departure left it
+    # empty: 0 (Linux's pie_process_dequeue())
+    assert (q.flows[0].aqm.last_sojourn, q.flows[1].aqm.last_sojourn) == (40 * MS, 0)
     q.update(45 * MS)
     p0, p1 = q.flows[0].aqm, q.flows[1].aqm
     # bucket 0 still holds id 2: qdelay 40 ms, p < 1e-6 scales by 1/2048
     assert p0.prob == pytest.approx((0.125 * (0.040 - 0.015) + 1.25 * 0.040) / 2048, rel=1e-12)
     assert p0.qdelay_old == 40 * MS and p0.burst_allowance == 135 * MS
-    # bucket 1 is empty: qdelay 0 (its last sojourn is not used), at rest
+    # bucket 1 is empty: qdelay 0, at rest
     assert (p1.prob, p1.qdelay_old, p1.burst_allowance) == (0.0, 0, 150 * MS)
     assert q.hits["update_busy"] == 1 and q.hits["update_at_rest"] == 1
     q.update(60 * MS)  # qdelay_old 40 ms, qdelay 40 ms: (0.125 * 0.025) / 128

@@ -53,7 +53,7 @@ PIE's ``target`` (15 ms), ``t_update`` (15 ms), ``alpha`` (0.125),
   packets join bucket ``b``; with ``"fattest"``, the drop batch follows.
 * **Dequeue** at ``t``: the scheduler's bucket gives its head packet;
   the bucket's PIE records the sojourn ``t - enqueue time`` (its
-  ``on_departure``). Then ``ce_threshold``: a packet whose sojourn is
+  ``on_departure``), 0 if the bucket is left empty. Then ``ce_threshold``: a packet whose sojourn is
   strictly above it and that is ECN-capable (with ``ce_threshold_ect1``:
   that carries ECT(1)) is CE-marked, ``mark = "ce_threshold"``. No drops at
   dequeue.
@@ -82,9 +82,10 @@ that a test can check the traces tell them apart)
   de-randomisation (``"draw_only_when_tested"`` draws only at the random
   test, without ``accu_prob``).
 * ``pie_process_dequeue()`` sets the flow's ``qdelay`` to 0 when the
-  departing packet leaves the flow's backlog empty; satqm's PIE reads 0
-  only if the bucket is empty at the update, else the last sojourn
-  (``"qdelay_zero_on_emptying_departure"``).
+  departing packet leaves the flow's backlog empty, and so does satqm's
+  PIE (and ns-3's ``PieQueueDisc``); reading 0 only if the bucket is empty
+  at the update, else the last sojourn, is the variant
+  ``"qdelay_zero_only_when_empty_at_update"``.
 * Linux decrements the burst allowance at each dequeue by the time since the
   previous dequeue, and resets PIE (``pie_vars_init``) only when the
   departure-rate estimate is positive; satqm's PIE decrements and resets at
@@ -188,9 +189,10 @@ RARE_BRANCHES = ("update_at_rest_changed", "batch_drops_marked_arrival")
 VARIANTS = {
     # net/sched/pie.c, pie_drop_early(): prandom only at the random test
     "draw_only_when_tested": "a draw only when PIE reaches its random test",
-    # net/sched/pie.c, pie_process_dequeue(): qdelay = 0 when backlog == 0
-    "qdelay_zero_on_emptying_departure": "a departure that empties the bucket "
-    "records a sojourn of 0",
+    # RFC 8033's "0 if the queue is empty" read at the update only: a packet
+    # that arrives at an emptied bucket before it brings the last sojourn back
+    "qdelay_zero_only_when_empty_at_update": "a departure that empties the "
+    "bucket records its sojourn (0 only for a bucket empty at the update)",
     # no source's reading: the
     # burst allowance held as f64 seconds, so that max_burst - 10 * t_update
     # (150 ms, 15 ms) leaves 1.04e-17 s instead of 0 and the allowance runs
@@ -594,9 +596,10 @@ class FqPie(FlowQueues):
             return None
         pkt = self._pop(f)
         sojourn = now - pkt.t
-        if "qdelay_zero_on_emptying_departure" in self.variants and not f.q:
-            sojourn = 0
-        f.aqm.on_departure({"sojourn": sojourn})
+        left = len(f.q)  # what the departure leaves: none, and PIE records 0
+        if "qdelay_zero_only_when_empty_at_update" in self.variants:
+            left = max(left, 1)  # the sojourn recorded all the same
+        f.aqm.on_departure({"sojourn": sojourn, "q_packets": left})
         return pkt, self._ce_threshold(pkt, now, None)
 
     # -- update ------------------------------------------------------------

@@ -1,6 +1,8 @@
 """PIE (RFC 8033) as specified in docs/aqm.md: the timestamp method (the
-queue delay is the sojourn time of the last packet that left, 0 when the
-queue is empty), no departure-rate estimator, no de-randomisation, no byte
+queue delay is the sojourn time of the last packet that left, 0 when that
+packet left the queue empty, as Linux's ``pie_process_dequeue()`` and ns-3's
+``PieQueueDisc::DoDequeue()`` record it, and 0 when the queue is empty at
+the update), no departure-rate estimator, no de-randomisation, no byte
 mode; with the "cap drop adjustment" (RFC 8033 section 5.5), ECN threshold
 (section 5.1) and the 250 ms rule.
 
@@ -52,7 +54,8 @@ class Pie(Oracle):
         return self.t_update
 
     def on_departure(self, ev: dict) -> str:
-        self.last_sojourn = ev["sojourn"]
+        # ev["q_packets"]: what the departure left behind
+        self.last_sojourn = ev["sojourn"] if ev["q_packets"] > 0 else 0
         return "pass"
 
     def on_timer(self, ev: dict) -> None:

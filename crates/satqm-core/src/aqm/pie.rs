@@ -1,6 +1,7 @@
 //! PIE, Proportional Integral controller Enhanced (RFC 8033). The queueing
 //! delay is the sojourn time of the last departing packet (the timestamp
-//! method of RFC 8033 section 5.1); see docs/aqm.md for the update rule.
+//! method of RFC 8033 section 5.1), zero once a departure empties the
+//! queue; see docs/aqm.md for the update rule.
 
 use super::params::ParamTable;
 use super::{PacketMeta, Probe, QueueView, Reason, Verdict};
@@ -71,8 +72,17 @@ impl Pie {
             && self.burst_allowance == self.p.max_burst
     }
 
-    pub fn on_departure(&mut self, sojourn: SimTime, _q: &QueueView) {
-        self.last_sojourn = sojourn.secs_f64();
+    /// A packet left after `sojourn`; `q` is the queue it left behind. A
+    /// departure that empties the queue records no delay (Linux's
+    /// `pie_process_dequeue()`, ns-3's `PieQueueDisc::DoDequeue()`): a
+    /// packet that arrives at the empty queue before the next update does
+    /// not bring the last sojourn back.
+    pub fn on_departure(&mut self, sojourn: SimTime, q: &QueueView) {
+        self.last_sojourn = if q.q_packets == 0 {
+            0.0
+        } else {
+            sojourn.secs_f64()
+        };
     }
 
     pub fn on_timer(&mut self, q: &QueueView) {
