@@ -128,7 +128,7 @@ def test_fq_codel_scenarios_set_ns3_as_satqm():
     assert S.ns3_params(ecn)["ecn"] and "ecn = true" in S.satqm_toml(ecn)
     assert names["fq-terr-n5-rtt"]["access"]["delays_s"] == S.hetero_delays(5)
     groups = [d["group"] for d in S.scenarios(quick=False)]
-    assert groups.count("fq-geo-n5") == S.FQ_REPLICATES and groups.count("fq-geo-n1") == 1
+    assert groups.count("fq-geo-n5") == S.FQ_REPLICATES["geo"] == 10 and groups.count("fq-geo-n1") == 1
     assert compare.bounds_for("fq-terr-n5-rtt") == compare.FQ_BOUNDS
     with pytest.raises(ValueError, match="variant"):
         S.fq_scenario("geo", 1, "x")
@@ -143,8 +143,9 @@ def test_fq_codel_scenarios_set_ns3_as_satqm():
 
 def test_fq_pie_and_fq_cobalt_scenarios_set_ns3_as_satqm():
     """FQ-PIE runs as ns-3's FqPieQueueDisc (satqm's PIE parameters, drops
-    from the fattest queue), FQ-COBALT as FqCobaltQueueDisc; three runs of
-    each group, under the FQ-CoDel bounds."""
+    from the fattest queue), FQ-COBALT as FqCobaltQueueDisc; ten runs of
+    each GEO group and three of each terrestrial one, under the FQ-CoDel
+    bounds."""
     names: dict = {}
     for d in S.scenarios(quick=False):
         names.setdefault(d["group"], d)
@@ -160,7 +161,7 @@ def test_fq_pie_and_fq_cobalt_scenarios_set_ns3_as_satqm():
     groups = [d["group"] for d in S.scenarios(quick=False)]
     for aqm, link, n, variant in S.FQ_OTHER_SCENARIOS:
         g = S.fq_name(link, n, variant, aqm)
-        assert groups.count(g) == S.FQ_REPLICATES
+        assert groups.count(g) == S.FQ_REPLICATES[link]
         assert compare.bounds_for(g) == compare.FQ_BOUNDS
     bad = dict(names["fqpie-geo-n5"], aqm=dict(S.AQMS["fq_pie"], overflow="tail"))
     with pytest.raises(ValueError, match="fattest"):

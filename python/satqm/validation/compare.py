@@ -70,12 +70,17 @@ EXPLAINED.update(
         "resets it on every new ACK (set 5, C4)",
     }
 )
+_FQPIE_GEO = (
+    "timeouts at PIE's slow-start cuts; after one ns-3 takes ssthresh from pipe, "
+    "satqm from FlightSize (section 3; set 6, F4)"
+)
 EXPLAINED.update(
     {
         "fq-geo-n1": "one flow: the slow-start exit decides the run (set 6, F3)",
-        "fq-geo-n5": "the quick set's one run: over the full set's three the mean queue "
-        "spreads over 1.19-1.36 packets in satqm and 1.18-1.50 in ns-3 (set 6)",
-        "fqpie-geo-n5": "ns-3's PIE: burst allowance, re-arming, no 250 ms step (set 6, F4)",
+        "fq-geo-n5": "the quick set's one run: over the full set's ten the mean queue "
+        "spreads over 1.11-1.36 packets in satqm and 1.03-1.50 in ns-3 (set 6)",
+        "fqpie-geo-n5": _FQPIE_GEO,
+        "fqpie-geo-n5-ecn": _FQPIE_GEO,
     }
 )
 _NEWRENO_WHY = "ns-3 NewReno without SACK enters fast recovery on one duplicate ACK (section 1)"
