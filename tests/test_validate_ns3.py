@@ -128,7 +128,8 @@ def test_fq_codel_scenarios_set_ns3_as_satqm():
     assert S.ns3_params(ecn)["ecn"] and "ecn = true" in S.satqm_toml(ecn)
     assert names["fq-terr-n5-rtt"]["access"]["delays_s"] == S.hetero_delays(5)
     groups = [d["group"] for d in S.scenarios(quick=False)]
-    assert groups.count("fq-geo-n5") == S.FQ_REPLICATES["geo"] == 10 and groups.count("fq-geo-n1") == 1
+    assert groups.count("fq-geo-n5") == S.FQ_REPLICATES["geo"] == 10
+    assert groups.count("fq-terr-n5") == 3 and groups.count("fq-geo-n1") == 1
     assert compare.bounds_for("fq-terr-n5-rtt") == compare.FQ_BOUNDS
     with pytest.raises(ValueError, match="variant"):
         S.fq_scenario("geo", 1, "x")
