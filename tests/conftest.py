@@ -17,7 +17,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-
 def pytest_report_header(config) -> str:
     """The versions of the libraries results pass through, for CI's log."""
     from importlib.metadata import PackageNotFoundError, version
@@ -30,6 +29,31 @@ def pytest_report_header(config) -> str:
 
     names = ("numpy", "scipy", "pandas", "pyarrow", "matplotlib")
     return "satqm's libraries: " + ", ".join(f"{n} {v(n)}" for n in names)
+
+
+#: Test files that run in real time (the emulator between network
+#: namespaces). Under pytest-xdist they are one unit of work, so that they run
+#: one after the other in one process, never two emulations at once.
+REAL_TIME = ("test_emulation.py", "test_validate_linux.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's work units: a whole test file each (its module
+    fixtures computed once), the real-time files together as one."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "real-time" if path.rsplit("/", 1)[-1] in REAL_TIME else path
+
+    return ByFile(config, log)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The real-time files first, so that their long unit starts at once
+    beside the files that only compute."""
+    items.sort(key=lambda it: it.path.name not in REAL_TIME)
 
 
 ROOT = Path(__file__).resolve().parents[1]
