@@ -299,6 +299,7 @@ pub struct RawTcp {
     pub rto_rule: Option<String>,
     pub cc_rules: Option<String>,
     pub quickack: Option<i64>,
+    pub adaptive_ack: Option<bool>,
     pub rack: Option<bool>,
     pub tlp: Option<bool>,
     pub prr: Option<bool>,

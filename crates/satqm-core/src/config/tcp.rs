@@ -115,6 +115,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         rto_rule,
         cc_rules,
         quickack,
+        adaptive_ack,
         rack,
         tlp,
         prr,
@@ -200,6 +201,22 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     }
     if let Some(q) = raw.quickack {
         c.quickack = int_in(q, &format!("{path}.quickack"), 0, 1000)? as u32;
+    }
+    c.adaptive_ack = needs(
+        raw.adaptive_ack,
+        c.adaptive_ack,
+        c.delayed_ack,
+        path,
+        "adaptive_ack",
+        "needs delayed_ack = true",
+        "it times the delayed ACKs",
+    )?;
+    if c.adaptive_ack && raw.delayed_ack_timeout.is_some() {
+        return Err(ConfigError::new(
+            format!("{path}.delayed_ack_timeout"),
+            "cannot be set with adaptive_ack = true (the delay then follows the data's arrivals, \
+             Linux's ato, at most 200 ms)",
+        ));
     }
     // Options that need another: asked for without it, refused by key; a
     // profile's go with what it has (RACK and PRR with its SACK recovery).
@@ -1258,6 +1275,29 @@ cc = \"prague\"\npacing = false\n"
                 SimTime::from_ms(200)
             )
         );
+    }
+
+    #[test]
+    fn adaptive_ack_is_asked_for_and_refused_by_key() {
+        assert!(!bulk_tcp(&format!("{BASE}\n[tcp]\nprofile = \"linux\"\n")).adaptive_ack);
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\nadaptive_ack = true\n"));
+        assert!(t.adaptive_ack && t.delayed_ack);
+        // [tcp]'s key reaches an entry with a profile.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\nadaptive_ack = true\n[traffic.tcp]\nprofile = \"linux\"\n"
+        ));
+        assert!(t.adaptive_ack);
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[tcp]\nadaptive_ack = true\ndelayed_ack = false\n"
+            )),
+            "tcp.adaptive_ack: needs delayed_ack = true (it times the delayed ACKs)"
+        );
+        assert!(err(&format!(
+            "{BASE}\n[tcp]\nadaptive_ack = true\ndelayed_ack_timeout = \"100 ms\"\n"
+        ))
+        .starts_with("tcp.delayed_ack_timeout: cannot be set with adaptive_ack = true"));
+        assert!(err(&format!("{BASE}\n[tcp]\nadaptive_ack = 1\n")).contains("adaptive_ack"));
     }
 
     #[test]

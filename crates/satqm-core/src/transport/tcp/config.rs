@@ -146,6 +146,12 @@ pub struct TcpConfig {
     /// this many segments (16, `TCP_MAX_QUICKACKS`; half the receive window
     /// in segments if smaller); 0 turns it off.
     pub quickack: u32,
+    /// Linux's adaptive delayed-ACK timeout (`tcp_event_data_recv()`,
+    /// `tcp_send_delayed_ack()`): the timer follows the gaps between data
+    /// segments instead of `delayed_ack_timeout`, and a silence longer than
+    /// the receiver's RTO brings quick ACKs back (see
+    /// [`super::receiver`]).
+    pub adaptive_ack: bool,
     /// With SACK recovery: RACK's loss detection by time (RFC 8985), on
     /// by default in Linux since 4.4 (`tcp_recovery = 1`).
     pub rack: bool,
@@ -189,6 +195,7 @@ impl Default for TcpConfig {
             rto_rule: RtoRule::Rfc6298,
             cc_rules: CcRules::Rfc,
             quickack: 0,
+            adaptive_ack: false,
             rack: false,
             tlp: false,
             prr: false,

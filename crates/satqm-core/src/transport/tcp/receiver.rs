@@ -15,6 +15,17 @@
 //!   or half the receive window in segments if fewer) are each acknowledged
 //!   at once, so the sender's slow start is not slowed by delayed ACKs; so
 //!   are the next two after a CE mark.
+//! * Adaptive delayed-ACK timeout (Linux, `adaptive_ack`):
+//!   `tcp_event_data_recv()` in `net/ipv4/tcp_input.c` keeps an estimate
+//!   of the time between in-order data segments (`ato`, from
+//!   `TCP_ATO_MIN` = 40 ms: halved towards short gaps, doubled when the
+//!   timer fires, at most the receiver's RTO) and `tcp_send_delayed_ack()`
+//!   in `tcp_output.c` arms the timer with it, at most half a second or
+//!   the handshake's round trip, and at most `TCP_DELACK_MAX` (200 ms);
+//!   a silence longer than the RTO puts the receiver back in quick-ACK
+//!   mode. The receiver's RTO is Linux's from the handshake's sample
+//!   (`tcp_rtt_estimator()`: the sample plus twice it, the second term at
+//!   least `min_rto`), or `initial_rto` without a handshake.
 //! * ECN (RFC 3168 section 6.1.3): after a CE-marked segment, every ACK
 //!   carries ECE until a segment with CWR arrives.
 //! * DCTCP's feedback (RFC 8257 section 3.2, Linux's
@@ -73,6 +84,8 @@ pub struct TcpReceiver {
     /// Quick ACKs at the first segment (0: none).
     quickack_start: u32,
     ack_deadline: Option<SimTime>,
+    /// Linux's adaptive delayed-ACK timeout, if on.
+    adaptive: Option<Ato>,
     /// RFC 3168: echo ECE until CWR. DCTCP and AccECN: the last segment
     /// was CE-marked.
     ece: bool,
@@ -94,6 +107,78 @@ pub struct TcpReceiver {
     syn_seen: bool,
     mss: u32,
     pub stats: ReceiverStats,
+}
+
+/// Linux's delayed-ACK timing (`icsk_ack.ato`, `lrcvtime`, and the RTO and
+/// smoothed RTT the receiving socket knows from the handshake).
+#[derive(Clone, Debug)]
+struct Ato {
+    /// The current estimate; zero before the first data segment.
+    ato: SimTime,
+    /// When the last in-order data segment arrived.
+    lrcvtime: SimTime,
+    rto: SimTime,
+    min_rto: SimTime,
+    max_rto: SimTime,
+    /// The handshake's round trip, once measured.
+    srtt: Option<SimTime>,
+    /// When the SYN-ACK left, until the first data segment measures it.
+    synack_at: Option<SimTime>,
+}
+
+/// `TCP_ATO_MIN` and `TCP_DELACK_MIN` (HZ/25).
+const ATO_MIN: SimTime = SimTime::from_ms(40);
+/// `TCP_DELACK_MAX` (HZ/5), `icsk_delack_max`'s default.
+const DELACK_MAX: SimTime = SimTime::from_ms(200);
+/// `tcp_send_delayed_ack()`'s `max_ato` without an RTT (HZ/2).
+const MAX_ATO: SimTime = SimTime::from_ms(500);
+
+impl Ato {
+    /// `tcp_event_data_recv()`: an in-order data segment at `now`; true if
+    /// the receiver should (re)enter quick-ACK mode.
+    fn on_data(&mut self, now: SimTime) -> bool {
+        if let Some(sent) = self.synack_at.take() {
+            // tcp_rtt_estimator()'s first sample m: srtt = m, rttvar =
+            // max(2m, rto_min); __tcp_set_rto(): srtt + rttvar.
+            let m = now - sent;
+            self.srtt = Some(m);
+            self.rto = (m + (m + m).max(self.min_rto)).min(self.max_rto);
+        }
+        let mut quick = false;
+        if self.ato == SimTime::ZERO {
+            self.ato = ATO_MIN;
+            quick = true;
+        } else {
+            let m = now - self.lrcvtime;
+            if m <= SimTime(ATO_MIN.0 / 2) {
+                self.ato = SimTime(self.ato.0 / 2 + ATO_MIN.0 / 2);
+            } else if m < self.ato {
+                self.ato = SimTime(self.ato.0 / 2 + m.0).min(self.rto);
+            } else if m > self.rto {
+                quick = true;
+            }
+        }
+        self.lrcvtime = now;
+        quick
+    }
+
+    /// `tcp_send_delayed_ack()`'s timeout for an ACK held back at `now`.
+    fn delay(&self) -> SimTime {
+        let mut ato = self.ato;
+        if ato > ATO_MIN {
+            let mut max_ato = MAX_ATO;
+            if let Some(srtt) = self.srtt {
+                max_ato = max_ato.min(srtt.max(ATO_MIN));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato.min(DELACK_MAX)
+    }
+
+    /// `tcp_delack_timer_handler()`: the timer fired with an ACK held back.
+    fn on_timer(&mut self) {
+        self.ato = SimTime(self.ato.0 * 2).min(self.rto);
+    }
 }
 
 /// What a segment meant for the application.
@@ -124,6 +209,15 @@ impl TcpReceiver {
                 .quickack
                 .min((cfg.max_advertised_window() / (2 * cfg.mss as u64)).max(2) as u32),
             ack_deadline: None,
+            adaptive: cfg.adaptive_ack.then_some(Ato {
+                ato: SimTime::ZERO,
+                lrcvtime: SimTime::ZERO,
+                rto: cfg.initial_rto,
+                min_rto: cfg.min_rto,
+                max_rto: cfg.max_rto,
+                srtt: None,
+                synack_at: None,
+            }),
             ece: false,
             feedback: if cfg.ecn {
                 cfg.ecn_feedback
@@ -195,6 +289,9 @@ impl TcpReceiver {
     pub fn on_timer(&mut self, em: &mut Emit) {
         if let Some(d) = self.ack_deadline {
             if em.now >= d {
+                if let Some(a) = &mut self.adaptive {
+                    a.on_timer();
+                }
                 self.send_ack(em);
             }
         }
@@ -204,6 +301,9 @@ impl TcpReceiver {
     pub fn on_segment(&mut self, pkt: &Packet, em: &mut Emit) -> Delivery {
         if pkt.kind == PacketKind::Syn {
             self.syn_seen = true;
+            if let Some(a) = &mut self.adaptive {
+                a.synack_at = Some(em.now);
+            }
             self.last_adv = self.window();
             let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::SynAck);
             p.size = TCP_IP_HEADER;
@@ -260,6 +360,12 @@ impl TcpReceiver {
             delivered = self.rcv_nxt - old;
             self.unread += delivered;
             self.unacked_segments += 1;
+            if let Some(a) = &mut self.adaptive {
+                if a.on_data(em.now) {
+                    // tcp_incr_quickack(): never fewer than it has left.
+                    self.quick = self.quick.max(self.quickack_start);
+                }
+            }
             immediate = had_holes
                 || !self.delayed_ack
                 || self.unacked_segments >= 2
@@ -276,7 +382,12 @@ impl TcpReceiver {
         if immediate {
             self.send_ack(em);
         } else if self.ack_deadline.is_none() {
-            self.ack_deadline = Some(em.now + self.delayed_ack_timeout);
+            // One segment held back (a second is acknowledged at once).
+            let delay = match &self.adaptive {
+                Some(a) => a.delay(),
+                None => self.delayed_ack_timeout,
+            };
+            self.ack_deadline = Some(em.now + delay);
         }
         let closed = !self.closed && self.fin_at.is_some_and(|f| self.rcv_nxt >= f);
         if closed {
@@ -373,5 +484,126 @@ impl TcpReceiver {
         self.ack_deadline = None;
         self.stats.acks_sent += 1;
         em.send(p);
+    }
+}
+
+#[cfg(test)]
+mod adaptive_tests {
+    use super::*;
+
+    const MSS: u64 = 1460;
+
+    fn receiver(quickack: u32) -> TcpReceiver {
+        let c = TcpConfig {
+            adaptive_ack: true,
+            quickack,
+            min_rto: SimTime::from_ms(200),
+            ..TcpConfig::default()
+        };
+        TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c)
+    }
+
+    /// Feed `pkt` at `ms`; the ACKs sent.
+    fn feed(r: &mut TcpReceiver, pkt: &Packet, ms: f64) -> usize {
+        let (mut out, mut uid) = (Vec::new(), 0);
+        r.on_segment(
+            pkt,
+            &mut Emit {
+                now: SimTime::from_secs_f64(ms / 1e3),
+                out: &mut out,
+                next_uid: &mut uid,
+            },
+        );
+        out.len()
+    }
+
+    fn syn() -> Packet {
+        Packet::new(0, FlowId(0), NodeId(0), NodeId(1), PacketKind::Syn)
+    }
+
+    fn data(k: u64) -> Packet {
+        let mut p = Packet::new(k + 1, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
+        p.seq = k * MSS;
+        p.len = MSS as u32;
+        p
+    }
+
+    fn ato_ms(r: &TcpReceiver) -> f64 {
+        r.adaptive.as_ref().unwrap().ato.secs_f64() * 1e3
+    }
+
+    #[test]
+    fn ato_follows_the_gaps_between_segments() {
+        let mut r = receiver(0);
+        feed(&mut r, &syn(), 0.0);
+        // The first data segment, 600 ms after the SYN-ACK: the round trip
+        // 600 ms, the RTO 600 + max(1,200, 200) = 1,800 ms; ato 40 ms, and
+        // the held-back ACK waits 40 ms.
+        assert_eq!(feed(&mut r, &data(0), 600.0), 0);
+        let a = r.adaptive.as_ref().unwrap();
+        assert_eq!(
+            (a.srtt, a.rto),
+            (Some(SimTime::from_ms(600)), SimTime::from_ms(1800))
+        );
+        assert_eq!(ato_ms(&r), 40.0);
+        assert_eq!(r.next_wakeup(), Some(SimTime::from_ms(640)));
+        // Gaps of 30, 30 and 20 ms: ato/2 + 30 = 50, then 55; a gap of at
+        // most 20 ms gives ato/2 + 20 = 47.5.
+        assert_eq!(feed(&mut r, &data(1), 630.0), 1); // the second: at once
+        assert_eq!(ato_ms(&r), 50.0);
+        assert_eq!(feed(&mut r, &data(2), 660.0), 0);
+        assert_eq!(ato_ms(&r), 55.0);
+        // ato above 40 ms: at most the round trip and 200 ms; 55 ms here.
+        assert_eq!(r.next_wakeup(), Some(SimTime::from_ms(715)));
+        assert_eq!(feed(&mut r, &data(3), 680.0), 1);
+        assert_eq!(ato_ms(&r), 47.5);
+        // A gap above ato and below the RTO leaves it.
+        assert_eq!(feed(&mut r, &data(4), 780.0), 0);
+        assert_eq!(ato_ms(&r), 47.5);
+        // The timer fires with the ACK held back: ato doubles (at most the
+        // RTO), and the next held-back ACK waits min(95, 200) ms.
+        let (mut out, mut uid) = (Vec::new(), 0);
+        let due = r.next_wakeup().unwrap();
+        assert_eq!(due, SimTime::from_secs_f64(0.8275));
+        r.on_timer(&mut Emit {
+            now: due,
+            out: &mut out,
+            next_uid: &mut uid,
+        });
+        assert_eq!((out.len(), ato_ms(&r)), (1, 95.0));
+        assert_eq!(feed(&mut r, &data(5), 1000.0), 0);
+        assert_eq!(r.next_wakeup(), Some(SimTime::from_ms(1095)));
+    }
+
+    #[test]
+    fn a_silence_longer_than_the_rto_brings_quick_acks_back() {
+        let mut r = receiver(16);
+        feed(&mut r, &syn(), 0.0);
+        // Quick ACKs for the first 16 segments, then every second one.
+        let acks: Vec<usize> = (0..20)
+            .map(|k| feed(&mut r, &data(k), 600.0 + k as f64))
+            .collect();
+        assert_eq!(acks[..16], [1; 16]);
+        assert_eq!(acks[16..], [0, 1, 0, 1]);
+        // 1.7 s of silence (below the 1.8 s RTO): still every second one.
+        assert_eq!(feed(&mut r, &data(20), 2319.0), 0);
+        assert_eq!(feed(&mut r, &data(21), 2320.0), 1);
+        // 1.9 s: each of the next 16 segments is acknowledged at once.
+        let acks: Vec<usize> = (22..40)
+            .map(|k| feed(&mut r, &data(k), 4220.0 + k as f64))
+            .collect();
+        assert_eq!(acks[..16], [1; 16]);
+        assert_eq!(acks[16..], [0, 1]);
+    }
+
+    #[test]
+    fn without_a_handshake_the_rto_is_the_initial_one() {
+        let mut r = receiver(0);
+        assert_eq!(feed(&mut r, &data(0), 100.0), 0);
+        let a = r.adaptive.as_ref().unwrap();
+        assert_eq!((a.srtt, a.rto), (None, SimTime::from_secs(1)));
+        // ato 40 ms; at 300 ms (gap 200 ms, above ato) unchanged; the
+        // held-back ACK of a larger ato would wait at most 200 ms.
+        assert_eq!(r.next_wakeup(), Some(SimTime::from_ms(140)));
     }
 }
