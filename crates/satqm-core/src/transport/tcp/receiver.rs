@@ -20,7 +20,7 @@
 //!   of the time between in-order data segments (`ato`, from
 //!   `TCP_ATO_MIN` = 40 ms: halved towards short gaps, doubled when the
 //!   timer fires, at most the receiver's RTO) and `tcp_send_delayed_ack()`
-//!   in `tcp_output.c` arms the timer with it, at most half a second or
+//!   in `tcp_output.c` arms the timer with it, at most half a second and
 //!   the handshake's round trip, and at most `TCP_DELACK_MAX` (200 ms);
 //!   a silence longer than the RTO puts the receiver back in quick-ACK
 //!   mode. The receiver's RTO is Linux's from the handshake's sample
