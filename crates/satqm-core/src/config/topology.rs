@@ -222,7 +222,6 @@ fn core_link(
                 "a link with backpressure (a PEP's transmit queue) cannot change over time yet",
             ));
         }
-
         spec.schedule = Some(Box::new(schedule::schedule(s, &spath, start, files)?));
     }
     Ok(spec)
