@@ -233,9 +233,12 @@ impl CongestionControl for Cubic {
     }
 
     fn ssthresh_after(&mut self, w: &Window, _signal: Signal, _flight: u64, mss: u32) -> f64 {
-        // cubictcp_recalc_ssthresh(): a new epoch starts at the next ACK.
+        // cubictcp_recalc_ssthresh(): a new epoch starts at the next ACK;
+        // tcp_init_cwnd_reduction(): the count towards the next segment
+        // starts again.
         let cwnd = (w.cwnd / mss as f64).round();
         self.epoch = None;
+        self.credit = 0;
         self.w_max = if cwnd < self.w_max && self.p.fast_convergence {
             cwnd * (1.0 + self.p.beta) / 2.0
         } else {
@@ -471,6 +474,36 @@ mod tests {
             ended |= h.update(min + SimTime::from_ms(20), min, &s);
         }
         assert!(ended);
+    }
+
+    #[test]
+    fn a_reduction_starts_the_segment_count_again() {
+        // tcp_init_cwnd_reduction() zeroes snd_cwnd_cnt, the count of
+        // segments towards the next increase: what was counted against the
+        // old window does not carry over to the reduced one.
+        let mut c = Cubic::new(
+            CubicParams {
+                hystart: HyStartKind::Off,
+                ..CubicParams::default()
+            },
+            CcRules::Linux,
+        );
+        let rtt = SimTime::from_ms(100);
+        c.min_rtt = Some(rtt);
+        let mut w = Window {
+            cwnd: 100_000.0,
+            ssthresh: 1e12,
+        };
+        w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
+        w.cwnd = w.ssthresh;
+        let mut now = SimTime::from_secs(10);
+        for _ in 0..3 {
+            now = round_trip(&mut c, &mut w, now, rtt);
+        }
+        assert!(c.credit > 0);
+        let ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
+        assert!(ssthresh < w.cwnd);
+        assert_eq!(c.credit, 0);
     }
 
     #[test]

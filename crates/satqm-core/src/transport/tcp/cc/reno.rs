@@ -131,7 +131,14 @@ impl CongestionControl for Reno {
     }
 
     fn ssthresh_after(&mut self, w: &Window, _signal: Signal, flight: u64, mss: u32) -> f64 {
+        // tcp_init_cwnd_reduction(), tcp_enter_loss(): the count towards
+        // the next segment starts again with the reduced window.
+        self.credit = 0;
         reno_ssthresh(self.rules, w, flight, mss)
+    }
+
+    fn on_timeout(&mut self) {
+        self.credit = 0;
     }
 }
 
@@ -192,6 +199,42 @@ mod tests {
             ssthresh: 1e9,
         };
         assert_eq!(r.ssthresh_after(&one, Signal::Loss, 50_000, 1000), 2_000.0);
+    }
+
+    #[test]
+    fn a_reduction_starts_the_segment_count_again() {
+        // Linux's tcp_init_cwnd_reduction() (and tcp_enter_loss()) zero
+        // snd_cwnd_cnt: 8 segments counted at cwnd = 10 do not carry over
+        // to the halved window, which needs 5 new ones for its next segment.
+        for rules in [CcRules::Linux, CcRules::Linux2009] {
+            for signal in [Signal::Loss, Signal::Ecn, Signal::Timeout] {
+                let mut r = Reno::new(rules);
+                let mut w = Window {
+                    cwnd: 10_000.0,
+                    ssthresh: 9_000.0,
+                };
+                for _ in 0..8 {
+                    r.on_ack(&mut w, &AckSample::of(1000, 1000, None));
+                }
+                assert_eq!((w.cwnd, r.credit), (10_000.0, 8));
+                w.ssthresh = r.ssthresh_after(&w, signal, 10_000, 1000);
+                assert_eq!(w.ssthresh, 5_000.0);
+                // In congestion avoidance at 5 segments (2.6.2x's slow
+                // start would take cwnd = ssthresh).
+                (w.cwnd, w.ssthresh) = (5_000.0, 4_000.0);
+                if signal == Signal::Timeout {
+                    r.on_timeout();
+                }
+                assert_eq!(r.credit, 0);
+                let per_step = if rules == CcRules::Linux { 5 } else { 6 };
+                for _ in 0..per_step - 1 {
+                    r.on_ack(&mut w, &AckSample::of(1000, 1000, None));
+                    assert_eq!(w.cwnd, 5_000.0, "{rules:?} {signal:?}");
+                }
+                r.on_ack(&mut w, &AckSample::of(1000, 1000, None));
+                assert_eq!(w.cwnd, 6_000.0, "{rules:?} {signal:?}");
+            }
+        }
     }
 
     #[test]
