@@ -905,6 +905,7 @@ impl TcpSender {
                 self.log_loss(em.now, before);
                 self.retransmit_at(self.snd_una, em);
             }
+            DupAck::Recovery => self.log_loss(em.now, before),
             DupAck::GoBackN => {
                 self.log_loss(em.now, before);
                 self.snd_nxt = self.snd_una;

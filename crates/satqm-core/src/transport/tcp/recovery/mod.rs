@@ -124,6 +124,11 @@ pub enum DupAck {
     /// Fast retransmit: an episode began, the window is cut; resend the
     /// first unacknowledged segment now, whatever the window.
     FastRetransmit,
+    /// An episode began, the window is cut, and the first unacknowledged
+    /// segment, deemed lost in the episode before, is already resent and
+    /// in flight: nothing is resent now (with RACK, which finds a lost
+    /// resend by time, as Linux's scoreboard keeps it).
+    Recovery,
     /// An episode began without fast recovery (Tahoe): the window is cut;
     /// resend everything from the first unacknowledged segment.
     GoBackN,

@@ -237,8 +237,15 @@ impl LossRecovery for Sack {
         }
         ep.enter(c, true);
         c.win.cwnd = c.win.ssthresh;
-        if c.segs.front().is_some_and(|s| !s.lost()) {
-            self.mark_lost(c.segs, 0);
+        match c.segs.front() {
+            Some(s) if !s.lost() => self.mark_lost(c.segs, 0),
+            // A head resent in the episode that just ended, its resend
+            // still in flight: Linux starts the new recovery (lost_out is
+            // not zero, tcp_time_to_recover()) but resends only what is
+            // lost and not yet resent (tcp_xmit_retransmit_queue()); RACK
+            // finds the resend lost if it is.
+            Some(s) if self.rack.is_some() && !s.to_resend() => return DupAck::Recovery,
+            _ => {}
         }
         DupAck::FastRetransmit
     }

@@ -34,6 +34,69 @@ fn is_lost_needs_more_than_dupthresh_minus_one_segments_above() {
     assert_eq!(s.pipe(&segs, 0, 5000), 1000);
 }
 
+#[test]
+fn a_head_resent_in_the_last_episode_is_resent_again_only_without_rack() {
+    fn conn<'a>(
+        w: &'a mut Window,
+        cc: &'a mut Cc,
+        segs: &'a mut Segments,
+        una: u64,
+        max: u64,
+    ) -> Conn<'a> {
+        Conn {
+            win: w,
+            cc,
+            segs,
+            snd_una: una,
+            snd_max: max,
+            mss: 1000,
+            reducing: false,
+        }
+    }
+    for rack in [false, true] {
+        let mut segs = Segments::default();
+        let mut w = Window {
+            cwnd: 10_000.0,
+            ssthresh: f64::INFINITY,
+        };
+        let mut cc = Cc::new(CcKind::Reno, CcRules::Rfc);
+        let mut s = Sack::new(Episode::new(3), 1000, rack);
+        for k in 0..5 {
+            segs.push(k * 1000, 1000, SimTime::ZERO);
+        }
+        // Segment 0 lost: the first episode, recover = 5000.
+        s.on_sack_blocks(&mut segs, &[(1000, 5000)], 0, SimTime::ZERO);
+        let d = s.on_dupack(&mut conn(&mut w, &mut cc, &mut segs, 0, 5000));
+        assert_eq!(d, DupAck::FastRetransmit);
+        segs.resend(0, SimTime::ZERO);
+        // Segment 5, sent in the episode, is found lost and resent too.
+        for k in 5..8 {
+            segs.push(k * 1000, 1000, SimTime::ZERO);
+        }
+        s.on_sack_blocks(&mut segs, &[(6000, 8000), (1000, 5000)], 0, SimTime::ZERO);
+        s.mark_lost(&mut segs, 5);
+        segs.resend(5, SimTime::ZERO);
+        // The resend of segment 0 ends the episode; segment 5 is the head,
+        // lost and resent, still in flight.
+        segs.retire(5000, rack);
+        let a = s.on_new_ack(&mut conn(&mut w, &mut cc, &mut segs, 5000, 8000), 5000);
+        assert!(matches!(a, NewAck::Recovering { .. }));
+        assert!(!s.episode().in_recovery);
+        // A duplicate ACK starts the next episode at once (the head is
+        // lost); only without RACK is the head resent again.
+        let before = w.ssthresh;
+        let d = s.on_dupack(&mut conn(&mut w, &mut cc, &mut segs, 5000, 8000));
+        assert!(s.episode().in_recovery);
+        assert!(w.ssthresh < before);
+        let expected = if rack {
+            DupAck::Recovery
+        } else {
+            DupAck::FastRetransmit
+        };
+        assert_eq!(d, expected);
+    }
+}
+
 /// One segment of the oracle's scoreboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct OSeg {
