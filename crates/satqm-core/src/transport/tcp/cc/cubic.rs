@@ -336,6 +336,26 @@ mod tests {
         now
     }
 
+    /// CUBIC without HyStart at a steady `rtt`, just cut from 100 segments
+    /// (of 1000 bytes) to 70.
+    fn after_loss_at_100(rtt: SimTime) -> (Cubic, Window) {
+        let mut c = Cubic::new(
+            CubicParams {
+                hystart: HyStartKind::Off,
+                ..CubicParams::default()
+            },
+            CcRules::Linux,
+        );
+        c.min_rtt = Some(rtt);
+        let mut w = Window {
+            cwnd: 100_000.0,
+            ssthresh: 1e12,
+        };
+        w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
+        w.cwnd = w.ssthresh;
+        (c, w)
+    }
+
     #[test]
     fn k_and_the_cubic_from_rfc_9438() {
         // RFC 9438 eq. (2): K = cbrt(W_max (1 - beta) / C); after a loss at
@@ -387,21 +407,8 @@ mod tests {
     fn regrowth_follows_the_cubic_within_one_segment() {
         // After a loss at 100 segments, ACKs of one segment each at a
         // steady 100 ms RTT: the window tracks W(t + RTT) from below.
-        let mut c = Cubic::new(
-            CubicParams {
-                hystart: HyStartKind::Off,
-                ..CubicParams::default()
-            },
-            CcRules::Linux,
-        );
         let rtt = SimTime::from_ms(100);
-        c.min_rtt = Some(rtt);
-        let mut w = Window {
-            cwnd: 100_000.0,
-            ssthresh: 1e12,
-        };
-        w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
-        w.cwnd = w.ssthresh;
+        let (mut c, mut w) = after_loss_at_100(rtt);
         let mut now = SimTime::from_secs(10);
         let start = now;
         let k = c.k_for(100.0, 70.0);
@@ -481,21 +488,8 @@ mod tests {
         // tcp_init_cwnd_reduction() zeroes snd_cwnd_cnt, the count of
         // segments towards the next increase: what was counted against the
         // old window does not carry over to the reduced one.
-        let mut c = Cubic::new(
-            CubicParams {
-                hystart: HyStartKind::Off,
-                ..CubicParams::default()
-            },
-            CcRules::Linux,
-        );
         let rtt = SimTime::from_ms(100);
-        c.min_rtt = Some(rtt);
-        let mut w = Window {
-            cwnd: 100_000.0,
-            ssthresh: 1e12,
-        };
-        w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
-        w.cwnd = w.ssthresh;
+        let (mut c, mut w) = after_loss_at_100(rtt);
         let mut now = SimTime::from_secs(10);
         for _ in 0..3 {
             now = round_trip(&mut c, &mut w, now, rtt);
