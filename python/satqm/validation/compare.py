@@ -66,6 +66,9 @@ EXPLAINED.update(
     {
         "geo-red-n1-bbr": "satqm's RED average hardly decays between paced packets (set 5, C2)",
         "geo-codel-n1-cubic": "one flow: a few dozen losses decide the run (set 5, C6)",
+        "geo-red-n5-cubic": "ns-3's TcpCubic keeps its segment count across a window "
+        "reduction, Linux and satqm zero it; with it kept satqm is within the runs' spread "
+        "(set 5, C7)",
         "terr-red-n5-bbr": "satqm keeps the backed-off timeout until an RTT sample, ns-3 "
         "resets it on every new ACK (set 5, C4)",
     }
