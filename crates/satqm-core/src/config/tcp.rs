@@ -199,6 +199,19 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
             }
         };
     }
+    if let CcKind::Cubic(p) = &mut c.cc {
+        if let HyStartKind::Rfc9406 { paced } = &mut p.hystart {
+            // RFC 9406 section 4.3: L is unbounded for a paced sender.
+            *paced = c.pacing;
+            if c.cc_rules == CcRules::Linux2009 {
+                return Err(ConfigError::new(
+                    format!("{path}.cc.hystart"),
+                    "cannot be \"rfc9406\" with cc_rules = \"linux-2009\" (HyStart++ counts the \
+                     segments an ACK acknowledges; those kernels counted ACKs and had Linux's HyStart)",
+                ));
+            }
+        }
+    }
     if let Some(q) = raw.quickack {
         c.quickack = int_in(q, &format!("{path}.quickack"), 0, 1000)? as u32;
     }
@@ -551,11 +564,12 @@ fn cubic_params(t: &mut CcTable) -> Result<CubicParams, ConfigError> {
     if let Some(v) = t.take("hystart")? {
         p.hystart = match v.as_str() {
             Some("linux") => HyStartKind::Linux,
+            Some("rfc9406") => HyStartKind::Rfc9406 { paced: false },
             Some("off") => HyStartKind::Off,
             _ => {
                 return Err(ConfigError::new(
                     t.key("hystart"),
-                    "must be \"linux\" (Linux's HyStart) or \"off\"",
+                    "must be \"linux\" (Linux's HyStart), \"rfc9406\" (HyStart++) or \"off\"",
                 ))
             }
         };
@@ -900,6 +914,27 @@ mod tests {
             (RtoRule::Linux, CcRules::Linux, 4)
         );
         assert_eq!(t.recovery, Recovery::NewReno);
+    }
+
+    #[test]
+    fn hystart_rfc9406_knows_whether_the_sender_paces() {
+        use crate::transport::tcp::cc::HyStartKind;
+        let cubic = |extra: &str| {
+            let t = bulk_tcp(&format!(
+                "{BASE}\n[tcp]\n{extra}\n[tcp.cc]\nkind = \"cubic\"\nhystart = \"rfc9406\"\n"
+            ));
+            let CcKind::Cubic(p) = t.cc else { panic!() };
+            p.hystart
+        };
+        assert_eq!(cubic(""), HyStartKind::Rfc9406 { paced: false });
+        assert_eq!(cubic("pacing = true"), HyStartKind::Rfc9406 { paced: true });
+        let e = err(&format!(
+            "{BASE}\n[tcp]\nprofile = \"linux-2009\"\n[tcp.cc]\nkind = \"cubic\"\nhystart = \"rfc9406\"\n"
+        ));
+        assert!(
+            e.contains("tcp.cc.hystart") && e.contains("linux-2009"),
+            "{e}"
+        );
     }
 
     #[test]

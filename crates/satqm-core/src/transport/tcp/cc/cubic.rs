@@ -26,6 +26,7 @@
 //! acknowledged segments, and HyStart ([`HyStart`]) may end it before a
 //! loss.
 
+use super::hystartpp::{HyStartPp, Step};
 use super::reno::{linux_cong_avoid_ai, linux_slow_start, segments};
 use super::{AckSample, CongestionControl, Signal, Window};
 use crate::time::SimTime;
@@ -65,6 +66,9 @@ pub enum HyStartKind {
     /// lasts half the smallest RTT or when a round's smallest RTT rises
     /// above the smallest by an eighth of it (4 to 16 ms).
     Linux,
+    /// HyStart++ (RFC 9406, [`HyStartPp`]) in the initial slow start;
+    /// `paced`: the sender paces, so an ACK's growth is not limited.
+    Rfc9406 { paced: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -91,6 +95,8 @@ pub struct Cubic {
     /// The smallest RTT seen (Linux's `delay_min`).
     min_rtt: Option<SimTime>,
     hystart: HyStart,
+    /// HyStart++'s state, with `hystart = "rfc9406"`.
+    hystart_pp: Option<HyStartPp>,
 }
 
 impl Cubic {
@@ -107,6 +113,10 @@ impl Cubic {
             credit: 0,
             min_rtt: None,
             hystart: HyStart::default(),
+            hystart_pp: match p.hystart {
+                HyStartKind::Rfc9406 { paced } => Some(HyStartPp::new(paced)),
+                _ => None,
+            },
         }
     }
 
@@ -182,6 +192,9 @@ impl Cubic {
         self.est_credit = 0.0;
         self.credit = 0;
         self.hystart = HyStart::default();
+        if let Some(h) = &mut self.hystart_pp {
+            h.finish();
+        }
     }
 }
 
@@ -218,6 +231,19 @@ impl CongestionControl for Cubic {
             w.cwnd = (cwnd + 1) as f64 * m;
             return;
         }
+        if let (true, Some(h)) = ((cwnd as f64) < ssthresh, &mut self.hystart_pp) {
+            match h.on_ack(acked, s) {
+                Step::Grow(g) => {
+                    linux_slow_start(&mut cwnd, g, ssthresh);
+                    w.cwnd = cwnd as f64 * m;
+                    return;
+                }
+                // CSS is over: congestion avoidance from this ACK on.
+                Step::Avoid => w.ssthresh = cwnd as f64 * m,
+                Step::Standard => {}
+            }
+        }
+        let ssthresh = w.ssthresh / m;
         if (cwnd as f64) < ssthresh {
             acked = linux_slow_start(&mut cwnd, acked, ssthresh);
             if acked == 0 {
@@ -239,6 +265,9 @@ impl CongestionControl for Cubic {
         let cwnd = (w.cwnd / mss as f64).round();
         self.epoch = None;
         self.credit = 0;
+        if let Some(h) = &mut self.hystart_pp {
+            h.finish();
+        }
         self.w_max = if cwnd < self.w_max && self.p.fast_convergence {
             cwnd * (1.0 + self.p.beta) / 2.0
         } else {
@@ -336,9 +365,9 @@ mod tests {
         now
     }
 
-    /// CUBIC without HyStart at a steady `rtt`, just cut from 100 segments
-    /// (of 1000 bytes) to 70.
-    fn after_loss_at_100(rtt: SimTime) -> (Cubic, Window) {
+    /// CUBIC without HyStart at a steady `rtt`, just cut from `segs`
+    /// segments of 1000 bytes (to 70 % of them).
+    fn after_loss_at(segs: f64, rtt: SimTime) -> (Cubic, Window) {
         let mut c = Cubic::new(
             CubicParams {
                 hystart: HyStartKind::Off,
@@ -348,7 +377,7 @@ mod tests {
         );
         c.min_rtt = Some(rtt);
         let mut w = Window {
-            cwnd: 100_000.0,
+            cwnd: segs * 1000.0,
             ssthresh: 1e12,
         };
         w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
@@ -408,7 +437,7 @@ mod tests {
         // After a loss at 100 segments, ACKs of one segment each at a
         // steady 100 ms RTT: the window tracks W(t + RTT) from below.
         let rtt = SimTime::from_ms(100);
-        let (mut c, mut w) = after_loss_at_100(rtt);
+        let (mut c, mut w) = after_loss_at(100.0, rtt);
         let mut now = SimTime::from_secs(10);
         let start = now;
         let k = c.k_for(100.0, 70.0);
@@ -432,21 +461,8 @@ mod tests {
         // At a 1 ms RTT the cubic barely moves in a few hundred round
         // trips; the window follows Reno with alpha = 3 (1 - beta)/(1 + beta)
         // = 0.53 segments per window of ACKs instead.
-        let mut c = Cubic::new(
-            CubicParams {
-                hystart: HyStartKind::Off,
-                ..CubicParams::default()
-            },
-            CcRules::Linux,
-        );
         let rtt = SimTime::from_ms(1);
-        c.min_rtt = Some(rtt);
-        let mut w = Window {
-            cwnd: 20_000.0,
-            ssthresh: 1e12,
-        };
-        w.ssthresh = c.ssthresh_after(&w, Signal::Loss, 0, 1000);
-        w.cwnd = w.ssthresh;
+        let (mut c, mut w) = after_loss_at(20.0, rtt);
         let mut now = SimTime::from_secs(1);
         let rounds = 100;
         for _ in 0..rounds {
@@ -489,7 +505,7 @@ mod tests {
         // segments towards the next increase: what was counted against the
         // old window does not carry over to the reduced one.
         let rtt = SimTime::from_ms(100);
-        let (mut c, mut w) = after_loss_at_100(rtt);
+        let (mut c, mut w) = after_loss_at(100.0, rtt);
         let mut now = SimTime::from_secs(10);
         for _ in 0..3 {
             now = round_trip(&mut c, &mut w, now, rtt);

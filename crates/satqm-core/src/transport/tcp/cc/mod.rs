@@ -22,6 +22,7 @@ mod cubic;
 mod dctcp;
 mod fixed;
 mod hybla;
+mod hystartpp;
 mod prague;
 mod reno;
 
