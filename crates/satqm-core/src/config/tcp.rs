@@ -998,7 +998,7 @@ mod tests {
             err(&format!(
                 "{BASE}\n[tcp.cc]\nkind = \"cubic\"\nhystart = true\n"
             )),
-            "tcp.cc.hystart: must be \"linux\" (Linux's HyStart) or \"off\""
+            "tcp.cc.hystart: must be \"linux\" (Linux's HyStart), \"rfc9406\" (HyStart++) or \"off\""
         );
         assert!(
             err(&format!("{BASE}\n[tcp.cc]\nkind = \"reno\"\nbeta = 0.5\n"))
