@@ -5,6 +5,7 @@ kernel (real time: about three minutes)."""
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -113,6 +114,37 @@ def test_the_check_of_a_row():
     assert L.check_row(row) == "spread"
 
 
+def test_the_kernel_counters_and_satqm_s_events():
+    text = (
+        "TcpExt: SyncookiesSent TCPSackRecovery TCPLossProbes TCPFullUndo TCPDSACKUndo\n"
+        "TcpExt: 0 339 2 1 3\n"
+        "IpExt: InNoRoutes InOctets\n"
+        "IpExt: 0 123456\n"
+    )
+    c = L.parse_netstat(text)
+    assert c == {
+        "SyncookiesSent": 0,
+        "TCPSackRecovery": 339,
+        "TCPLossProbes": 2,
+        "TCPFullUndo": 1,
+        "TCPDSACKUndo": 3,
+    }
+    k = L._kernel_events(c)
+    assert k["recoveries"] == 339 and k["loss probes"] == 2
+    assert k["undone reductions"] == 4 and k["timeouts"] == 0
+    # satqm's side: its flows table's counts; what it does not model, None.
+    import pandas as pd
+
+    fl = pd.DataFrame({"fast_retransmits": [60, 70], "loss_probes": [1, 0], "timeouts": [0, 2]})
+    e = L._satqm_events(fl)
+    assert (e["recoveries"], e["loss probes"], e["timeouts"]) == (130, 1, 2)
+    assert e["undone reductions"] is None
+    row = {"events": {label: (e[label], k[label]) for label in L.EVENTS}}
+    table = L.events_table(row)
+    assert "| recoveries | 130.0 | 339.0 |" in table
+    assert "| undone reductions | not modelled | 4.0 |" in table
+
+
 def test_cli_list_and_bad_input(tmp_path):
     r = _cli("validate", "linux", "--quick", "--list")
     assert r.returncode == 0, r.stderr
@@ -166,6 +198,12 @@ def test_quick_report_is_written(quick_report):
         assert (out / "plots" / f"{d['name']}.png").stat().st_size > 10_000
         assert f"## {d['name']}" in text
     assert "net.ipv4.tcp_ecn" in text and "net.ipv4.tcp_wmem" in text
+    # The loss events beside the kernel's counters, one table per scenario;
+    # the Reno rows' flows recover from losses on both sides.
+    assert text.count("| loss events (whole run) |") == len(QUICK)
+    runs = json.loads((out / "runs" / "terr-red-n10-reno" / "runs.json").read_text())
+    assert runs["linux"][0]["counters"]["TCPSackRecovery"] > 0
+    assert runs["satqm"][0]["figures"]["events"]["recoveries"] > 0
 
 
 @pytest.mark.slow

@@ -41,11 +41,13 @@ from satqm.validation.scenarios import _aqm_line, _seconds, _toml_value, select
 
 __all__ = [
     "BOUNDS",
+    "EVENTS",
     "EXPLAINED",
     "aggregate",
     "run_linux",
     "run_satqm",
     "scenario_toml",
+    "parse_netstat",
     "scenarios",
     "select",
     "write_report",
@@ -374,6 +376,41 @@ def scenario_toml(d: dict[str, Any], *, emulate: bool, seed: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ----- loss events: satqm's counts and the kernel's ------------------------------
+
+#: Loss events over the whole run, satqm's count (a column of the flows table
+#: summed over the flows, or none where satqm has no such event) beside the
+#: kernel's TcpExt counters of the senders' namespaces (/proc/net/netstat,
+#: summed): label -> (satqm column, kernel counters).
+EVENTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "recoveries": ("fast_retransmits", ("TCPSackRecovery", "TCPRenoRecovery")),
+    "loss probes": ("loss_probes", ("TCPLossProbes",)),
+    "timeouts": ("timeouts", ("TCPTimeouts",)),
+    "undone reductions": (None, ("TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo")),
+    "spurious timeouts (F-RTO)": (None, ("TCPSpuriousRTOs",)),
+}
+
+
+def parse_netstat(text: str) -> dict[str, int]:
+    """The TcpExt counters of a /proc/net/netstat text (a header line of
+    names, then a line of values, per group)."""
+    lines = text.splitlines()
+    out: dict[str, int] = {}
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:") and values.startswith("TcpExt:"):
+            for k, v in zip(names.split()[1:], values.split()[1:]):
+                out[k] = int(v)
+    return out
+
+
+def _kernel_events(counters: dict[str, int]) -> dict[str, float]:
+    return {label: float(sum(counters.get(k, 0) for k in ks)) for label, (_, ks) in EVENTS.items()}
+
+
+def _satqm_events(flows: Any) -> dict[str, float | None]:
+    return {label: (float(flows[col].sum()) if col else None) for label, (col, _) in EVENTS.items()}
+
+
 # ----- the satqm side -------------------------------------------------------------
 
 
@@ -390,6 +427,7 @@ def run_satqm(d: dict[str, Any], seed: int) -> dict[str, Any]:
         timeouts=int(fl["timeouts"].sum()),
         rtt_mean_ms=float(fl["rtt_mean_s"].mean()) * 1e3,
     )
+    out["events"] = _satqm_events(fl)
     ts = res.timeseries
     bq = ts[ts["link"] == "bottleneck"]
     cw = res.cwnd[res.cwnd["flow"] == 0]
@@ -611,7 +649,15 @@ def _emulate(
         emu.wait()
         # Before the emulation stops them: a program that ended early failed.
         early = [p.poll() for p in procs]
-    return route, early
+        # The senders' loss events, from their namespaces' counters.
+        counters: dict[str, int] = {}
+        for i in range(n):
+            text = emu.run(
+                f"sender[{i}]", ["cat", "/proc/net/netstat"], capture_output=True, text=True
+            ).stdout
+            for k, v in parse_netstat(text).items():
+                counters[k] = counters.get(k, 0) + v
+    return route, early, counters
 
 
 def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]:
@@ -634,7 +680,7 @@ def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EmulationLate)  # reported in the table
-            route, early = _emulate(d, emu, ecn, logs, files, procs)
+            route, early, counters = _emulate(d, emu, ecn, logs, files, procs)
     finally:
         for f in files:
             f.close()
@@ -648,6 +694,7 @@ def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]
     res = emu.results
     read = [read_samples(p) for p in logs]
     figures = linux_figures(d, res, read)
+    figures["events"] = _kernel_events(counters)
     ts = res.timeseries
     bq = ts[ts["link"] == "bottleneck"]
     s0 = read[0]["samples"]
@@ -662,7 +709,7 @@ def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]
     kernel = dict(read[0]["sysctl"])
     kernel["route (sender[0])"] = route
     kernel["kernel"] = platform.release()
-    return {"figures": figures, "series": series, "kernel": kernel}
+    return {"figures": figures, "series": series, "kernel": kernel, "counters": counters}
 
 
 # ----- both, and the report -----------------------------------------------------------
@@ -743,6 +790,15 @@ def aggregate(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             for i in range(n)
         ]
         row["linux_runs"] = len(r["linux"])
+        row["events"] = {
+            label: (
+                None
+                if r["satqm"][0]["figures"]["events"][label] is None
+                else statistics.fmean(x["figures"]["events"][label] for x in r["satqm"]),
+                statistics.fmean(x["figures"]["events"][label] for x in r["linux"]),
+            )
+            for label in EVENTS
+        }
         for k in ("lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms", "start_late_ms"):
             row[k] = max(x["figures"][k] for x in r["linux"])
         row["check"] = check_row(row)
@@ -884,6 +940,20 @@ def plot(r: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def events_table(row: dict[str, Any]) -> str:
+    """Loss events over the whole run: satqm's mean over its seeds, the
+    kernel's counters (its senders summed, the mean over its runs)."""
+    lines = [
+        "| loss events (whole run) | satqm | Linux | kernel counters |",
+        "|---|---|---|---|",
+    ]
+    for label, (_, ks) in EVENTS.items():
+        sq, lx = row["events"][label]
+        shown = "not modelled" if sq is None else f"{sq:.1f}"
+        lines.append(f"| {label} | {shown} | {lx:.1f} | {', '.join(f'`{k}`' for k in ks)} |")
+    return "\n".join(lines)
+
+
 def write_report(
     results: dict[str, dict[str, Any]],
     out: Path,
@@ -1013,6 +1083,8 @@ def write_report(
             "start time.",
             "",
             scenario_table(row),
+            "",
+            events_table(row),
             "",
             f"![{g}](plots/{C._safe(g)}.png)",
             "",
