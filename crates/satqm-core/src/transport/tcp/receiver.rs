@@ -50,6 +50,7 @@ use crate::transport::Emit;
 
 use super::config::{EcnFeedback, Recovery, TcpConfig};
 use super::ecn::ACE_INIT;
+use super::rtt::{RtoRule, RttEstimator};
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -117,11 +118,9 @@ struct Ato {
     ato: SimTime,
     /// When the last in-order data segment arrived.
     lrcvtime: SimTime,
-    rto: SimTime,
-    min_rto: SimTime,
-    max_rto: SimTime,
-    /// The handshake's round trip, once measured.
-    srtt: Option<SimTime>,
+    /// Linux's estimator, fed the handshake's round trip (its first
+    /// sample: the RTO is the sample plus max(twice it, `min_rto`)).
+    rtt: RttEstimator,
     /// When the SYN-ACK left, until the first data segment measures it.
     synack_at: Option<SimTime>,
 }
@@ -138,12 +137,9 @@ impl Ato {
     /// the receiver should (re)enter quick-ACK mode.
     fn on_data(&mut self, now: SimTime) -> bool {
         if let Some(sent) = self.synack_at.take() {
-            // tcp_rtt_estimator()'s first sample m: srtt = m, rttvar =
-            // max(2m, rto_min); __tcp_set_rto(): srtt + rttvar.
-            let m = now - sent;
-            self.srtt = Some(m);
-            self.rto = (m + (m + m).max(self.min_rto)).min(self.max_rto);
+            self.rtt.sample(now - sent, 0, 0);
         }
+        let rto = self.rtt.rto();
         let mut quick = false;
         if self.ato == SimTime::ZERO {
             self.ato = ATO_MIN;
@@ -153,8 +149,8 @@ impl Ato {
             if m <= SimTime(ATO_MIN.0 / 2) {
                 self.ato = SimTime(self.ato.0 / 2 + ATO_MIN.0 / 2);
             } else if m < self.ato {
-                self.ato = SimTime(self.ato.0 / 2 + m.0).min(self.rto);
-            } else if m > self.rto {
+                self.ato = SimTime(self.ato.0 / 2 + m.0).min(rto);
+            } else if m > rto {
                 quick = true;
             }
         }
@@ -167,7 +163,7 @@ impl Ato {
         let mut ato = self.ato;
         if ato > ATO_MIN {
             let mut max_ato = MAX_ATO;
-            if let Some(srtt) = self.srtt {
+            if let Some(srtt) = self.rtt.srtt() {
                 max_ato = max_ato.min(srtt.max(ATO_MIN));
             }
             ato = ato.min(max_ato);
@@ -177,7 +173,7 @@ impl Ato {
 
     /// `tcp_delack_timer_handler()`: the timer fired with an ACK held back.
     fn on_timer(&mut self) {
-        self.ato = SimTime(self.ato.0 * 2).min(self.rto);
+        self.ato = SimTime(self.ato.0 * 2).min(self.rtt.rto());
     }
 }
 
@@ -212,10 +208,7 @@ impl TcpReceiver {
             adaptive: cfg.adaptive_ack.then_some(Ato {
                 ato: SimTime::ZERO,
                 lrcvtime: SimTime::ZERO,
-                rto: cfg.initial_rto,
-                min_rto: cfg.min_rto,
-                max_rto: cfg.max_rto,
-                srtt: None,
+                rtt: RttEstimator::new(RtoRule::Linux, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
                 synack_at: None,
             }),
             ece: false,
@@ -542,7 +535,7 @@ mod adaptive_tests {
         assert_eq!(feed(&mut r, &data(0), 600.0), 0);
         let a = r.adaptive.as_ref().unwrap();
         assert_eq!(
-            (a.srtt, a.rto),
+            (a.rtt.srtt(), a.rtt.rto()),
             (Some(SimTime::from_ms(600)), SimTime::from_ms(1800))
         );
         assert_eq!(ato_ms(&r), 40.0);
@@ -601,7 +594,7 @@ mod adaptive_tests {
         let mut r = receiver(0);
         assert_eq!(feed(&mut r, &data(0), 100.0), 0);
         let a = r.adaptive.as_ref().unwrap();
-        assert_eq!((a.srtt, a.rto), (None, SimTime::from_secs(1)));
+        assert_eq!((a.rtt.srtt(), a.rtt.rto()), (None, SimTime::from_secs(1)));
         // ato 40 ms; at 300 ms (gap 200 ms, above ato) unchanged; the
         // held-back ACK of a larger ato would wait at most 200 ms.
         assert_eq!(r.next_wakeup(), Some(SimTime::from_ms(140)));
