@@ -119,3 +119,54 @@ def test_adaptive_ack_follows_the_spacing_of_the_segments(tmp_path):
     )
     with pytest.raises(satqm.ConfigError, match="tcp.delayed_ack_timeout: cannot be set"):
         satqm.Scenario.from_toml(bad)
+
+
+TERRESTRIAL = """
+name = "timestamps"
+[simulation]
+duration = "10 s"
+warmup = "2 s"
+seed = 1
+[topology]
+kind = "dumbbell"
+pairs = 1
+[topology.access]
+rate = "1 Gbps"
+delay = "1 ms"
+buffer = 10000
+[topology.bottleneck]
+rate = "10 Mbps"
+delay = "10 ms"
+buffer = 1000
+[tcp]
+profile = "{profile}"
+mss = 1448
+receive_buffer = "200 KB"
+{extra}
+[[traffic]]
+kind = "bulk"
+pairs = "all"
+start = "0 s"
+"""
+
+
+@pytest.mark.parametrize(
+    ("profile", "extra", "packet"),
+    # Linux sends the timestamps option (tcp_timestamps = 1): 1,448 bytes
+    # of payload in a 1,500-byte packet; without it, 40 header bytes.
+    [
+        ("linux", "", 1500),
+        ("linux-2009", "", 1500),
+        ("linux", "timestamps = false", 1488),
+        ("rfc", "", 1488),
+        ("rfc", "timestamps = true", 1500),
+    ],
+)
+def test_segments_carry_the_timestamps_option(profile, extra, packet):
+    r = satqm.run(satqm.Scenario.from_toml(TERRESTRIAL.format(profile=profile, extra=extra)))
+    s = r.summary()
+    # The window (200 KB) keeps the link busy and the buffer from overflowing.
+    assert s["retransmits_total"] == 0
+    assert s["utilization_mean"] > 0.999
+    payload = s["goodput_total_bps"] / s["throughput_mean_bps"]
+    assert payload == pytest.approx(1448 / packet, rel=1e-3)

@@ -76,6 +76,10 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 
 /// IPv4 + TCP header bytes without options.
 pub const TCP_IP_HEADER: u32 = 40;
+/// Bytes the TCP timestamps option (RFC 7323) adds to every segment once
+/// negotiated: its 10 bytes and two NOPs that align it, as Linux sends it
+/// (`TCPOLEN_TSTAMP_ALIGNED` in `include/net/tcp.h`).
+pub const TCP_TIMESTAMPS_OPTION: u32 = 12;
 /// IPv4 + UDP header bytes.
 pub const UDP_IP_HEADER: u32 = 28;
 

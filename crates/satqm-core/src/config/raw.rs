@@ -308,6 +308,7 @@ pub struct RawTcp {
     pub hybla_rtt0: Option<Quantity>,
     pub fixed_window: Option<Quantity>,
     pub initial_ssthresh: Option<Quantity>,
+    pub timestamps: Option<bool>,
     pub profile: Option<String>,
 }
 

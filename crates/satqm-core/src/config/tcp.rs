@@ -47,6 +47,7 @@ pub(super) fn tcp_for(
                 tlp: None,
                 prr: None,
                 send_buffer: None,
+                timestamps: None,
                 cc: unless(linux, &base.cc),
                 hybla_rtt0: unless(linux, &base.hybla_rtt0),
                 fixed_window: unless(linux, &base.fixed_window),
@@ -124,6 +125,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         hybla_rtt0,
         fixed_window,
         initial_ssthresh,
+        timestamps,
         profile
     )
 }
@@ -211,6 +213,10 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
                 ));
             }
         }
+    }
+    if let Some(ts) = raw.timestamps {
+        c.timestamps = ts;
+        c.header = c.ack_header();
     }
     if let Some(q) = raw.quickack {
         c.quickack = int_in(q, &format!("{path}.quickack"), 0, 1000)? as u32;
@@ -1310,6 +1316,28 @@ cc = \"prague\"\npacing = false\n"
                 SimTime::from_ms(200)
             )
         );
+    }
+
+    #[test]
+    fn timestamps_follow_the_profile_and_size_the_headers() {
+        let size = |t: &TcpConfig| (t.timestamps, t.header, t.ack_header());
+        assert_eq!(size(&bulk_tcp(BASE)), (false, 40, 40));
+        for p in ["linux", "linux-2009"] {
+            let t = bulk_tcp(&format!("{BASE}\n[traffic.tcp]\nprofile = \"{p}\"\n"));
+            assert_eq!(size(&t), (true, 52, 52), "{p}");
+            // An entry's profile sets them over what [tcp] says.
+            let t = bulk_tcp(&format!(
+                "{BASE}\n[tcp]\ntimestamps = false\n[traffic.tcp]\nprofile = \"{p}\"\n"
+            ));
+            assert_eq!(size(&t), (true, 52, 52), "{p}");
+            let t = bulk_tcp(&format!(
+                "{BASE}\n[traffic.tcp]\nprofile = \"{p}\"\ntimestamps = false\n"
+            ));
+            assert_eq!(size(&t), (false, 40, 40), "{p}");
+        }
+        let t = bulk_tcp(&format!("{BASE}\n[tcp]\ntimestamps = true\n"));
+        assert_eq!(size(&t), (true, 52, 52));
+        assert!(err(&format!("{BASE}\n[tcp]\ntimestamps = 1\n")).contains("timestamps"));
     }
 
     #[test]

@@ -20,7 +20,14 @@ from satqm.scenario import quantity_text
 
 from .._runner import Run, packaged_scenario, save_figure
 from .report import agreement_row, new_figure
-from .scenario_values import bits_per_second, buffer_packets, dumps, mean_delay, seconds
+from .scenario_values import (
+    bits_per_second,
+    buffer_packets,
+    data_packet_bytes,
+    dumps,
+    mean_delay,
+    seconds,
+)
 from .settings import Settings
 
 if sys.version_info >= (3, 11):
@@ -81,7 +88,7 @@ def dumbbell_design(data: dict[str, Any] | None = None) -> DumbbellDesign:
 
     d = dumbbell_data() if data is None else data
     topo = d["topology"]
-    packet_bytes = float(d.get("tcp", {}).get("mss", 1460)) + 40.0
+    packet_bytes = data_packet_bytes(d.get("tcp", {}))
     C = bits_per_second(topo["bottleneck"]["rate"], "topology.bottleneck.rate") / (
         8.0 * packet_bytes
     )

@@ -27,6 +27,7 @@ from .scenario_values import (
     ScenarioSource,
     bits_per_second,
     buffer_packets,
+    data_packet_bytes,
     dumps,
     mean_delay,
     read_scenario,
@@ -89,15 +90,16 @@ def gateway_ode_parameters(
 
     ``m`` = web connections; ``R`` = twice the mean one-way delay of the
     server links plus the receive link; ``mu`` = downlink rate over packets
-    of ``mss + 40`` bytes; the transmit buffer (packets) bounds ``q``; RED's
-    ``min_th, max_th, w_q, max_p`` and AVQRED's thresholds from their
+    of ``mss`` and 40 header bytes (52 with TCP timestamps); the transmit
+    buffer (packets) bounds ``q``; RED's ``min_th, max_th, w_q, max_p`` and
+    AVQRED's thresholds from their
     ``[[aqm]]``; ``tau`` = AVQRED's ``min_capacity`` / downlink rate.
     """
     out: dict[str, dict[str, float]] = {}
     for variant, path in (("red", red_scenario), ("avqred", avqred_scenario)):
         d = read_scenario(path)
         topo = d["topology"]
-        packet_bytes = float(d.get("tcp", {}).get("mss", 1460)) + 40.0
+        packet_bytes = data_packet_bytes(d.get("tcp", {}))
         rate = bits_per_second(topo["downlink"]["rate"], "topology.downlink.rate")
         m = sum(float(t.get("connections", 0)) for t in d.get("traffic", []) if t["kind"] == "web")
         if m <= 0:

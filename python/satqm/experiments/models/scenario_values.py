@@ -33,6 +33,17 @@ def read_scenario(source: ScenarioSource) -> dict[str, Any]:
     return tomllib.loads(Path(source).read_text(encoding="utf-8"))
 
 
+def data_packet_bytes(tcp: dict[str, Any]) -> float:
+    """Bytes of a full data segment on the wire under a ``[tcp]`` table:
+    ``mss`` (default 1,460) and 40 header bytes, 12 more with the
+    timestamps option (``timestamps``, on by default under the ``linux``
+    and ``linux-2009`` profiles), as the core builds its packets."""
+    ts = tcp.get("timestamps")
+    if ts is None:
+        ts = tcp.get("profile") in ("linux", "linux-2009")
+    return float(tcp.get("mss", 1460)) + 40.0 + (12.0 if ts else 0.0)
+
+
 def seconds(value: Any, path: str) -> float:
     return parse_quantity(value, "time", path)
 

@@ -6,7 +6,7 @@
 //! The sender and receiver read these; `config/tcp.rs` builds them from a
 //! scenario file.
 
-use crate::packet::TCP_IP_HEADER;
+use crate::packet::{TCP_IP_HEADER, TCP_TIMESTAMPS_OPTION};
 use crate::time::{Rate, SimTime};
 
 pub use super::rtt::RtoRule;
@@ -166,8 +166,11 @@ pub struct TcpConfig {
     /// Slow start threshold before the first loss, bytes; `None`: no limit
     /// (RFC 5681 allows an arbitrarily high value; ns-2 starts at 64 KB).
     pub initial_ssthresh: Option<u64>,
-    /// Header bytes of a data segment: 40 for TCP/IP; a PEP's backbone
-    /// protocol may send less (`[[pep]] backbone_header`).
+    /// Segments and ACKs carry the timestamps option (RFC 7323), 12
+    /// header bytes more (`net.ipv4.tcp_timestamps = 1`, Linux's default).
+    pub timestamps: bool,
+    /// Header bytes of a data segment: 40 for TCP/IP, 52 with timestamps; a
+    /// PEP's backbone protocol may send less (`[[pep]] backbone_header`).
     pub header: u32,
 }
 
@@ -202,6 +205,7 @@ impl Default for TcpConfig {
             handshake: true,
             dupack_threshold: 3,
             initial_ssthresh: None,
+            timestamps: false,
             header: TCP_IP_HEADER,
         }
     }
@@ -226,8 +230,9 @@ pub enum Profile {
     /// (`TCP_MAX_QUICKACKS`), RACK-TLP loss detection (`tcp_recovery = 1`,
     /// `tcp_early_retrans = 3`) and the retransmission timer restarted when the
     /// first unacknowledged segment is resent; a send buffer of 4 MiB
-    /// (`tcp_wmem[2]`); and the kernel's default congestion control,
-    /// CUBIC with HyStart (`tcp_cubic`).
+    /// (`tcp_wmem[2]`); the timestamps option on every segment and ACK
+    /// (`tcp_timestamps = 1`: 52 header bytes); and the kernel's default
+    /// congestion control, CUBIC with HyStart (`tcp_cubic`).
     Linux,
     /// A Linux server of 2009 (kernels 2.6.27–2.6.32), from the constants
     /// of `include/net/tcp.h` and `tcp_init_cwnd()` of those kernels: SACK
@@ -244,7 +249,8 @@ pub enum Profile {
     /// adaptive timeout). Window growth is counted per ACK, as those
     /// kernels did without `tcp_abc` ([`CcRules::Linux2009`]). Its
     /// congestion control is the default of those kernels, CUBIC, counting
-    /// ACKs as they did, with HyStart (from 2.6.29).
+    /// ACKs as they did, with HyStart (from 2.6.29). Timestamps were on
+    /// (`tcp_timestamps = 1`) then too.
     Linux2009,
 }
 
@@ -273,6 +279,8 @@ impl Profile {
                 tlp: true,
                 prr: true,
                 send_buffer: Some(4 * 1024 * 1024),
+                timestamps: true,
+                header: TCP_IP_HEADER + TCP_TIMESTAMPS_OPTION,
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {
@@ -286,6 +294,8 @@ impl Profile {
                 rto_rule: RtoRule::Linux2009,
                 cc_rules: CcRules::Linux2009,
                 quickack: 16,
+                timestamps: true,
+                header: TCP_IP_HEADER + TCP_TIMESTAMPS_OPTION,
                 ..rfc
             },
         }
@@ -299,6 +309,18 @@ pub fn rfc3390_initial_window(mss: u32) -> u32 {
 }
 
 impl TcpConfig {
+    /// Header bytes of a pure ACK (and of the handshake's segments): 40 for
+    /// TCP/IP, 52 with timestamps. SACK blocks add no bytes in satqm (Linux
+    /// adds 4 + 8 per block, at most three beside the timestamps).
+    pub fn ack_header(&self) -> u32 {
+        TCP_IP_HEADER
+            + if self.timestamps {
+                TCP_TIMESTAMPS_OPTION
+            } else {
+                0
+            }
+    }
+
     /// The largest window the receiver can advertise: 65,535 bytes without
     /// window scaling (RFC 7323), the receive buffer otherwise.
     pub fn max_advertised_window(&self) -> u64 {

@@ -44,7 +44,7 @@
 //!   between two ACKs.
 
 use crate::ids::{FlowId, NodeId};
-use crate::packet::{flags, Packet, PacketKind, MAX_SACK_BLOCKS, TCP_IP_HEADER};
+use crate::packet::{flags, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
@@ -107,6 +107,8 @@ pub struct TcpReceiver {
     closed: bool,
     syn_seen: bool,
     mss: u32,
+    /// Bytes of an ACK ([`TcpConfig::ack_header`]).
+    ack_size: u32,
     pub stats: ReceiverStats,
 }
 
@@ -226,6 +228,7 @@ impl TcpReceiver {
             closed: false,
             syn_seen: false,
             mss: cfg.mss,
+            ack_size: cfg.ack_header(),
             stats: ReceiverStats::default(),
         }
     }
@@ -299,7 +302,7 @@ impl TcpReceiver {
             }
             self.last_adv = self.window();
             let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::SynAck);
-            p.size = TCP_IP_HEADER;
+            p.size = self.ack_size;
             p.ack = self.rcv_nxt;
             p.rwnd = self.window();
             em.send(p);
@@ -442,7 +445,7 @@ impl TcpReceiver {
         p.ack = self.rcv_nxt;
         p.rwnd = self.window();
         self.last_adv = p.rwnd;
-        p.size = TCP_IP_HEADER;
+        p.size = self.ack_size;
         if self.feedback == EcnFeedback::AccEcn {
             p.flags |= flags::ace_flags((self.ce_count % 8) as u8);
         } else if self.ece {
@@ -523,6 +526,32 @@ mod adaptive_tests {
 
     fn ato_ms(r: &TcpReceiver) -> f64 {
         r.adaptive.as_ref().unwrap().ato.secs_f64() * 1e3
+    }
+
+    #[test]
+    fn acks_carry_the_timestamps_option_when_it_is_on() {
+        for (timestamps, size) in [(false, 40), (true, 52)] {
+            let c = TcpConfig {
+                timestamps,
+                delayed_ack: false,
+                ..TcpConfig::default()
+            };
+            let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c);
+            let (mut out, mut uid) = (Vec::new(), 0);
+            let mut em = Emit {
+                now: SimTime::ZERO,
+                out: &mut out,
+                next_uid: &mut uid,
+            };
+            r.on_segment(&syn(), &mut em);
+            r.on_segment(&data(0), &mut em);
+            let sizes: Vec<u32> = out.iter().map(|p| p.size).collect();
+            assert_eq!(
+                sizes,
+                vec![size, size],
+                "SYN-ACK and ACK, timestamps {timestamps}"
+            );
+        }
     }
 
     #[test]

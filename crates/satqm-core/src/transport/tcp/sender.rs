@@ -15,7 +15,7 @@
 //! timeout and acts on the decisions they return.
 
 use crate::ids::{FlowId, NodeId};
-use crate::packet::{flags, Packet, PacketKind, TCP_IP_HEADER};
+use crate::packet::{flags, Packet, PacketKind};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
@@ -1071,7 +1071,7 @@ impl TcpSender {
 
     fn send_syn(&mut self, em: &mut Emit) {
         let mut p = em.packet(self.flow, self.src, self.dst, PacketKind::Syn);
-        p.size = TCP_IP_HEADER;
+        p.size = self.cfg.ack_header();
         if self.cfg.ecn {
             p.flags |= flags::ECE | flags::CWR;
             if self.cfg.ecn_feedback == EcnFeedback::AccEcn {
