@@ -5,7 +5,7 @@ modelling choices in satqm, each with alternatives (docs/gateway.md):
 
 - the servers' TCP: satqm's RFC profile, or a Linux stack of 2009
   (``profile = "linux-2009"``: SACK, Linux's retransmission timer, RFC 3390
-  initial window, CUBIC; docs/linux.md);
+  initial window, CUBIC, timestamps in 1,500-byte packets; docs/linux.md);
 - the PEP's scheduling of its backbone: one FIFO across connections,
   deficit round robin across connections, or a backbone paced at the
   contracted 20 Mbit/s or a little above it (``[[pep]] scheduling``,
@@ -30,7 +30,9 @@ from typing import Any
 from ._runner import fmt_ci, mean_ci
 
 #: Servers' TCP profile: the text added to the web traffic's ``[traffic.tcp]``.
-PROFILES = {"rfc": "", "linux-2009": 'profile = "linux-2009"\n'}
+#: A Linux server sends the timestamps option, 12 of the 1,500-byte packet's
+#: bytes: 1,448 of payload where the RFC servers carry 1,460.
+PROFILES = {"rfc": "", "linux-2009": 'profile = "linux-2009"\nmss = 1448\n'}
 
 #: PEP scheduling: the text added to the gateway's ``[[pep]]``.
 SCHEDULING = {
