@@ -18,6 +18,9 @@
 //!   uses SACK) and window-scale options; later segments carry the
 //!   advertised window shifted by that scale, and ACKs their SACK blocks;
 //!   the sender, which receives no data, advertises its whole buffer;
+//! - a connection with `timestamps` carries the timestamps option (RFC
+//!   7323, after two NOPs, as Linux aligns it) on every segment, with zero
+//!   values (satqm keeps no timestamp clock);
 //! - ATSP has no registered wire format: its packets are UDP datagrams
 //!   whose payload begins with the fields ATSP carries ([`atsp`]).
 //!
@@ -26,7 +29,8 @@
 //!
 //! The TCP header grows with its options, so a captured frame can be a few
 //! bytes longer than the packet satqm queued (which counts a 40-byte
-//! TCP/IP header): the IP total length is the one of the headers written.
+//! TCP/IP header, 52 with timestamps): the IP total length is the one of
+//! the headers written.
 
 use crate::packet::{flags, Packet, PacketKind};
 
@@ -46,6 +50,8 @@ pub struct FlowWire {
     pub wscale: Option<u8>,
     /// The connection uses SACK (RFC 2018).
     pub sack: bool,
+    /// Its segments carry the timestamps option (RFC 7323).
+    pub timestamps: bool,
     pub mss: u16,
     /// The window the sender advertises (bytes): it receives no data, so
     /// its whole buffer.
@@ -69,6 +75,7 @@ impl FlowWire {
             port: (1024 + flow % 64_512) as u16,
             wscale,
             sack,
+            timestamps: false,
             mss: mss.min(65_535) as u16,
             window,
         }
@@ -347,6 +354,10 @@ fn tcp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
             buf.extend_from_slice(&((r + 1) as u32).to_be_bytes());
         }
     }
+    if wire.timestamps {
+        // NOP, NOP, kind 8, length 10, TSval, TSecr.
+        buf.extend_from_slice(&[1, 1, 8, 10, 0, 0, 0, 0, 0, 0, 0, 0]);
+    }
     let header_len = buf.len() - at;
     // AE (RFC 9768) is the lowest bit of the data-offset byte.
     buf[at + 12] = ((header_len / 4) as u8) << 4 | pkt.has(flags::AE) as u8;
@@ -396,6 +407,30 @@ mod tests {
         let mut s = sum16(0, &ip[12..20]);
         s += 6 + 20 + 1460;
         assert_eq!(fold(sum16(s, tcp)), 0);
+    }
+
+    #[test]
+    fn timestamps_give_the_52_bytes_satqm_counts() {
+        let mut wire = FlowWire::new(3, Some(16 << 20), true, 1448);
+        wire.timestamps = true;
+        let mut buf = Vec::new();
+        let mut p = data(0, 1448);
+        p.size = 1448 + 52;
+        assert_eq!(
+            frame(&mut buf, &p, (0, 1), &wire, None),
+            14 + p.size as usize
+        );
+        let tcp = &buf[34..];
+        assert_eq!(tcp[12] >> 4, 8, "a 32-byte TCP header");
+        assert_eq!(&tcp[20..24], &[1, 1, 8, 10]);
+        let ip = &buf[14..34];
+        assert_eq!(u16::from_be_bytes([ip[2], ip[3]]), 1500);
+        let mut s = sum16(0, &ip[12..20]);
+        s += 6 + 32 + 1448;
+        assert_eq!(fold(sum16(s, tcp)), 0, "the checksum covers the option");
+        // A pure ACK: 52 bytes.
+        let a = Packet::new(1, FlowId(3), NodeId(5), NodeId(0), PacketKind::TcpAck);
+        assert_eq!(frame(&mut buf, &a, (1, 0), &wire, None), 14 + 52);
     }
 
     #[test]

@@ -87,6 +87,7 @@ pub(super) fn flow_wire(flows: &[Flow], f: FlowId) -> FlowWire {
                 cfg.mss,
             );
             w.window = cfg.max_advertised_window();
+            w.timestamps = cfg.timestamps;
             w
         }
         _ => FlowWire::new(f.0, None, false, 0),
