@@ -145,6 +145,28 @@ def test_the_kernel_counters_and_satqm_s_events():
     assert "| undone reductions | not modelled | 4.0 |" in table
 
 
+def test_the_programs_compile_and_bbr_rows_plot_the_bandwidth_estimate(tmp_path):
+    compile(L.SENDER, "sender", "exec")
+    compile(L.RECEIVER, "receiver", "exec")
+    d = next(x for x in FULL if x["cc"] == "bbr")
+    d = dict(d, flows=2, duration_s=4.0, warmup_s=1.0)
+    t = [0.5 * k for k in range(9)]
+
+    def side(bw: bool):
+        s = {"t": t, "queue": [1.0] * 9, "cwnd_t": t, "cwnd_pkts": [10.0] * 9}
+        if bw:
+            s.update(bw_t=t, bw_mbps=[5.0] * 9)
+        return {"series": s, "figures": {"goodput_flows_mbps": [1.0, 2.0]}}
+
+    sizes = {}
+    for bw in (True, False):
+        r = {"desc": d, "linux": [side(bw)], "satqm": [side(bw)]}
+        L.plot(r, tmp_path / f"{bw}.png")
+        sizes[bw] = (tmp_path / f"{bw}.png").stat().st_size
+    # The bandwidth panel makes the figure taller.
+    assert sizes[True] > sizes[False] > 10_000
+
+
 def test_cli_list_and_bad_input(tmp_path):
     r = _cli("validate", "linux", "--quick", "--list")
     assert r.returncode == 0, r.stderr

@@ -438,6 +438,9 @@ def run_satqm(d: dict[str, Any], seed: int) -> dict[str, Any]:
         "cwnd_t": [float(x) for x in cw["time_s"]],
         "cwnd_pkts": [float(x) / MSS for x in cw["cwnd_bytes"]],
     }
+    if d["cc"] == "bbr":
+        series["bw_t"] = series["cwnd_t"]
+        series["bw_mbps"] = [float(x) / 1e6 for x in cw["bw_estimate_bps"]]
     return {"figures": out, "series": series}
 
 
@@ -482,10 +485,28 @@ SENDER = textwrap.dedent(
             "bytes_retrans", "delivered_ce", "total_rto", "total_rto_recoveries",
             "snd_mss", "rcv_wnd", "snd_wnd")
 
+    def bbr_info(s):
+        # struct tcp_bbr_info (include/uapi/linux/inet_diag.h) from
+        # TCP_CC_INFO: the bandwidth estimate (bytes/s, two u32), the min
+        # RTT (us) and the gains (<< 8).
+        if cc != "bbr":
+            return {}
+        try:
+            raw = s.getsockopt(socket.IPPROTO_TCP, getattr(socket, "TCP_CC_INFO", 26), 20)
+        except OSError:
+            return {}
+        if len(raw) < 20:
+            return {}
+        lo, hi, mrtt, pg, cg = struct.unpack_from("=IIIII", raw)
+        return {"bbr_bw_bps": (hi << 32 | lo) * 8, "bbr_min_rtt_us": mrtt,
+                "bbr_pacing_gain": pg / 256, "bbr_cwnd_gain": cg / 256}
+
     def info(s):
         raw = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512)
-        return {n: struct.unpack_from("=" + c, raw, o)[0] for n, o, c in LAYOUT
-                if n in KEEP and o + struct.calcsize(c) <= len(raw)}
+        out = {n: struct.unpack_from("=" + c, raw, o)[0] for n, o, c in LAYOUT
+               if n in KEEP and o + struct.calcsize(c) <= len(raw)}
+        out.update(bbr_info(s))
+        return out
 
     log = open(out, "w", buffering=1)
     kernel = {}
@@ -706,6 +727,10 @@ def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]
         "cwnd_pkts": [float(x["snd_cwnd"]) for x in s0],
         "ssthresh_pkts": [float(x["snd_ssthresh"]) for x in s0],
     }
+    if d["cc"] == "bbr":
+        bw = [x for x in s0 if "bbr_bw_bps" in x]
+        series["bw_t"] = [x["t"] for x in bw]
+        series["bw_mbps"] = [x["bbr_bw_bps"] / 1e6 for x in bw]
     kernel = dict(read[0]["sysctl"])
     kernel["route (sender[0])"] = route
     kernel["kernel"] = platform.release()
@@ -901,21 +926,29 @@ def scenario_table(row: dict[str, Any]) -> str:
 
 def plot(r: dict[str, Any], path: Path) -> None:
     """The bottleneck queue and flow 0's window (satqm's first seed over the
-    kernel's TCP_INFO), and the per-flow goodputs."""
+    kernel's TCP_INFO), BBR's bandwidth estimate of flow 0 (the kernel's from
+    TCP_CC_INFO) when both sides have it, and the per-flow goodputs."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     d = r["desc"]
-    fig = Figure(figsize=(9, 8), constrained_layout=True)
-    FigureCanvasAgg(fig)
-    ax_q, ax_c, ax_g = fig.subplots(3, 1)
-    for s, color, label in (
+    sides = (
         (r["linux"][0]["series"], "C1", "Linux"),
         (r["satqm"][0]["series"], "C0", "satqm"),
-    ):
+    )
+    bw = all(s.get("bw_mbps") for s, _, _ in sides)
+    fig = Figure(figsize=(9, 10.5 if bw else 8), constrained_layout=True)
+    FigureCanvasAgg(fig)
+    axes = list(fig.subplots(4 if bw else 3, 1))
+    ax_q, ax_c, ax_g = axes[0], axes[1], axes[-1]
+    for s, color, label in sides:
         ax_q.plot(s["t"], s["queue"], lw=0.7, color=color, label=label)
         ax_c.plot(s["cwnd_t"], s["cwnd_pkts"], lw=0.7, color=color, label=label)
-    for ax in (ax_q, ax_c):
+        if bw:
+            axes[2].plot(s["bw_t"], s["bw_mbps"], lw=0.7, color=color, label=label)
+    if bw:
+        axes[2].set_ylabel("BBR bandwidth estimate of flow 0 (Mbit/s)")
+    for ax in axes[:-1]:
         ax.axvspan(0, d["warmup_s"], color="0.9", lw=0)
         ax.set_xlabel("time (s)")
         ax.set_xlim(0, d["duration_s"])
