@@ -262,7 +262,7 @@ impl Profile {
             mss,
             ..TcpConfig::default()
         };
-        match self {
+        let mut c = match self {
             Profile::Rfc => rfc,
             Profile::Linux => TcpConfig {
                 recovery: Recovery::Sack,
@@ -280,7 +280,6 @@ impl Profile {
                 prr: true,
                 send_buffer: Some(4 * 1024 * 1024),
                 timestamps: true,
-                header: TCP_IP_HEADER + TCP_TIMESTAMPS_OPTION,
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {
@@ -295,10 +294,12 @@ impl Profile {
                 cc_rules: CcRules::Linux2009,
                 quickack: 16,
                 timestamps: true,
-                header: TCP_IP_HEADER + TCP_TIMESTAMPS_OPTION,
                 ..rfc
             },
-        }
+        };
+        // The data segments' header follows the options the profile sends.
+        c.header = c.ack_header();
+        c
     }
 }
 
