@@ -309,6 +309,7 @@ pub struct RawTcp {
     pub fixed_window: Option<Quantity>,
     pub initial_ssthresh: Option<Quantity>,
     pub timestamps: Option<bool>,
+    pub ecn_fallback: Option<bool>,
     pub profile: Option<String>,
 }
 

@@ -48,6 +48,7 @@ pub(super) fn tcp_for(
                 prr: None,
                 send_buffer: None,
                 timestamps: None,
+                ecn_fallback: None,
                 cc: unless(linux, &base.cc),
                 hybla_rtt0: unless(linux, &base.hybla_rtt0),
                 fixed_window: unless(linux, &base.fixed_window),
@@ -126,6 +127,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         fixed_window,
         initial_ssthresh,
         timestamps,
+        ecn_fallback,
         profile
     )
 }
@@ -267,6 +269,15 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         "prr",
         sack_why,
         "PRR counts what SACKs deliver",
+    )?;
+    c.ecn_fallback = needs(
+        raw.ecn_fallback,
+        c.ecn_fallback,
+        c.ecn && c.ecn_feedback == EcnFeedback::Classic,
+        path,
+        "ecn_fallback",
+        "needs classic ECN (ecn = true)",
+        "a scalable control's α needs ECN on every connection",
     )?;
     let bbr = match c.cc {
         CcKind::Bbr(_) => Some("bbr"),
@@ -1338,6 +1349,26 @@ cc = \"prague\"\npacing = false\n"
         let t = bulk_tcp(&format!("{BASE}\n[tcp]\ntimestamps = true\n"));
         assert_eq!(size(&t), (true, 52, 52));
         assert!(err(&format!("{BASE}\n[tcp]\ntimestamps = 1\n")).contains("timestamps"));
+    }
+
+    #[test]
+    fn ecn_fallback_follows_the_profile_with_classic_ecn_only() {
+        let fb = |extra: &str| bulk_tcp(&format!("{BASE}\n[tcp]\n{extra}\n")).ecn_fallback;
+        assert!(!fb("ecn = true"));
+        assert!(fb("ecn = true\nprofile = \"linux\""));
+        assert!(fb("ecn = true\nprofile = \"linux-2009\""));
+        assert!(!fb("profile = \"linux\""), "no ECN, nothing to fall back from");
+        assert!(!fb("ecn = true\nprofile = \"linux\"\necn_fallback = false"));
+        assert!(fb("ecn = true\necn_fallback = true"));
+        // A scalable control keeps ECN whatever the profile, and refuses the key.
+        assert!(!fb("profile = \"linux\"\n[tcp.cc]\nkind = \"dctcp\""));
+        for extra in [
+            "ecn_fallback = true",
+            "ecn_fallback = true\n[tcp.cc]\nkind = \"dctcp\"",
+        ] {
+            let e = err(&format!("{BASE}\n[tcp]\n{extra}\n"));
+            assert!(e.contains("tcp.ecn_fallback") && e.contains("classic ECN"), "{e}");
+        }
     }
 
     #[test]

@@ -169,6 +169,11 @@ pub struct TcpConfig {
     /// Segments and ACKs carry the timestamps option (RFC 7323), 12
     /// header bytes more (`net.ipv4.tcp_timestamps = 1`, Linux's default).
     pub timestamps: bool,
+    /// A retransmitted SYN carries no ECN setup (ECE and CWR clear), so a
+    /// connection whose first SYN was lost runs without ECN: RFC 3168
+    /// section 6.1.1.1's fallback, Linux's `tcp_ecn_clear_syn()` under
+    /// `net.ipv4.tcp_ecn_fallback = 1` (its default). Classic ECN only.
+    pub ecn_fallback: bool,
     /// Header bytes of a data segment: 40 for TCP/IP, 52 with timestamps; a
     /// PEP's backbone protocol may send less (`[[pep]] backbone_header`).
     pub header: u32,
@@ -206,6 +211,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             initial_ssthresh: None,
             timestamps: false,
+            ecn_fallback: false,
             header: TCP_IP_HEADER,
         }
     }
@@ -280,6 +286,7 @@ impl Profile {
                 prr: true,
                 send_buffer: Some(4 * 1024 * 1024),
                 timestamps: true,
+                ecn_fallback: true,
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {
@@ -294,6 +301,7 @@ impl Profile {
                 cc_rules: CcRules::Linux2009,
                 quickack: 16,
                 timestamps: true,
+                ecn_fallback: true,
                 ..rfc
             },
         };

@@ -106,6 +106,12 @@ pub struct TcpReceiver {
     fin_at: Option<u64>,
     closed: bool,
     syn_seen: bool,
+    /// The connection runs classic ECN (RFC 3168) and a SYN asked for it
+    /// (ECE and CWR set): the SYN-ACK says yes with ECE (section 6.1.1).
+    /// Sticky, as Linux's request socket keeps `ecn_ok` from the first SYN.
+    ecn_setup: bool,
+    /// Classic ECN is on at this end.
+    ecn_classic: bool,
     mss: u32,
     /// Bytes of an ACK ([`TcpConfig::ack_header`]).
     ack_size: u32,
@@ -227,6 +233,8 @@ impl TcpReceiver {
             fin_at: None,
             closed: false,
             syn_seen: false,
+            ecn_setup: false,
+            ecn_classic: cfg.ecn && cfg.ecn_feedback == EcnFeedback::Classic,
             mss: cfg.mss,
             ack_size: cfg.ack_header(),
             stats: ReceiverStats::default(),
@@ -297,6 +305,7 @@ impl TcpReceiver {
     pub fn on_segment(&mut self, pkt: &Packet, em: &mut Emit) -> Delivery {
         if pkt.kind == PacketKind::Syn {
             self.syn_seen = true;
+            self.ecn_setup |= self.ecn_classic && pkt.has(flags::ECE) && pkt.has(flags::CWR);
             if let Some(a) = &mut self.adaptive {
                 a.synack_at = Some(em.now);
             }
@@ -305,6 +314,9 @@ impl TcpReceiver {
             p.size = self.ack_size;
             p.ack = self.rcv_nxt;
             p.rwnd = self.window();
+            if self.ecn_setup {
+                p.flags |= flags::ECE;
+            }
             em.send(p);
             return Delivery::default();
         }

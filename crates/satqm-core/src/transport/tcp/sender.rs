@@ -424,6 +424,11 @@ impl TcpSender {
             (SenderState::SynSent, PacketKind::SynAck) => {
                 self.state = SenderState::Established;
                 self.peer_rwnd = pkt.rwnd;
+                if self.cfg.ecn_fallback && !pkt.has(flags::ECE) {
+                    // No SYN that asked for ECN arrived: the connection
+                    // runs without it (tcp_ecn_rcv_synack()).
+                    self.cfg.ecn = false;
+                }
                 if self.syn_retx {
                     // RFC 5681 section 3.1: a lost SYN or SYN-ACK means an
                     // initial window of one segment.
@@ -1072,7 +1077,9 @@ impl TcpSender {
     fn send_syn(&mut self, em: &mut Emit) {
         let mut p = em.packet(self.flow, self.src, self.dst, PacketKind::Syn);
         p.size = self.cfg.ack_header();
-        if self.cfg.ecn {
+        // RFC 3168 section 6.1.1.1: with the fallback, a resent SYN asks
+        // for no ECN (Linux's tcp_ecn_clear_syn()).
+        if self.cfg.ecn && !(self.syn_retx && self.cfg.ecn_fallback) {
             p.flags |= flags::ECE | flags::CWR;
             if self.cfg.ecn_feedback == EcnFeedback::AccEcn {
                 // RFC 9768 section 3.1.1: an AccECN SYN sets AE, CWR, ECE.

@@ -271,6 +271,54 @@ fn sack_resends_the_first_hole_on_entering_recovery() {
 }
 
 #[test]
+fn a_resent_syn_gives_up_ecn_with_the_fallback() {
+    // RFC 3168 section 6.1.1.1, Linux's tcp_ecn_clear_syn(): the resent SYN
+    // asks for no ECN; the connection runs without it unless a SYN that
+    // asked for it reached the receiver (its SYN-ACK echoes ECE).
+    let c = |fallback: bool| TcpConfig {
+        handshake: true,
+        ecn: true,
+        ecn_fallback: fallback,
+        initial_rto: SimTime::from_secs(1),
+        ..cfg(Recovery::Sack)
+    };
+    let ecn_setup = |p: &Packet| p.has(flags::ECE) && p.has(flags::CWR);
+    // (fallback, the first SYN reached the receiver) -> data ECN-capable.
+    for (fallback, first_arrived, ect) in [
+        (true, false, false),
+        (true, true, true),
+        (false, false, true),
+    ] {
+        let (mut s, out) = opened(c(fallback), None);
+        assert_eq!(out.len(), 1);
+        assert!(ecn_setup(&out[0]), "the first SYN asks for ECN");
+        let resent = fire(&mut s, SimTime::from_secs(1));
+        assert_eq!(resent.len(), 1);
+        assert_eq!(ecn_setup(&resent[0]), !fallback, "fallback {fallback}");
+        let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c(fallback));
+        let (mut acks, mut uid) = (Vec::new(), 0);
+        let mut em = Emit {
+            now: SimTime::from_secs(1),
+            out: &mut acks,
+            next_uid: &mut uid,
+        };
+        if first_arrived {
+            r.on_segment(&out[0], &mut em);
+        }
+        r.on_segment(&resent[0], &mut em);
+        let synack = acks.last().unwrap().clone();
+        assert_eq!(synack.kind, PacketKind::SynAck);
+        assert_eq!(synack.has(flags::ECE), first_arrived || !fallback);
+        let data = feed(&mut s, &synack, SimTime::from_ms(1100));
+        assert!(!data.is_empty());
+        assert!(
+            data.iter().all(|p| p.has(flags::ECT) == ect),
+            "fallback {fallback}, first SYN arrived {first_arrived}"
+        );
+    }
+}
+
+#[test]
 fn no_timeout_while_segments_wait_in_the_host() {
     // Segments held back by a full backpressure link are not lost: the
     // timer does not expire while any waits, and restarts when they leave.
