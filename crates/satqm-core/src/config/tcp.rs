@@ -1357,7 +1357,10 @@ cc = \"prague\"\npacing = false\n"
         assert!(!fb("ecn = true"));
         assert!(fb("ecn = true\nprofile = \"linux\""));
         assert!(fb("ecn = true\nprofile = \"linux-2009\""));
-        assert!(!fb("profile = \"linux\""), "no ECN, nothing to fall back from");
+        assert!(
+            !fb("profile = \"linux\""),
+            "no ECN, nothing to fall back from"
+        );
         assert!(!fb("ecn = true\nprofile = \"linux\"\necn_fallback = false"));
         assert!(fb("ecn = true\necn_fallback = true"));
         // A scalable control keeps ECN whatever the profile, and refuses the key.
@@ -1367,7 +1370,10 @@ cc = \"prague\"\npacing = false\n"
             "ecn_fallback = true\n[tcp.cc]\nkind = \"dctcp\"",
         ] {
             let e = err(&format!("{BASE}\n[tcp]\n{extra}\n"));
-            assert!(e.contains("tcp.ecn_fallback") && e.contains("classic ECN"), "{e}");
+            assert!(
+                e.contains("tcp.ecn_fallback") && e.contains("classic ECN"),
+                "{e}"
+            );
         }
     }
 

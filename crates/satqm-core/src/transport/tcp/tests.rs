@@ -306,7 +306,7 @@ fn a_resent_syn_gives_up_ecn_with_the_fallback() {
             r.on_segment(&out[0], &mut em);
         }
         r.on_segment(&resent[0], &mut em);
-        let synack = acks.last().unwrap().clone();
+        let synack = *acks.last().unwrap();
         assert_eq!(synack.kind, PacketKind::SynAck);
         assert_eq!(synack.has(flags::ECE), first_arrived || !fallback);
         let data = feed(&mut s, &synack, SimTime::from_ms(1100));
