@@ -170,3 +170,72 @@ def test_segments_carry_the_timestamps_option(profile, extra, packet):
     assert s["utilization_mean"] > 0.999
     payload = s["goodput_total_bps"] / s["throughput_mean_bps"]
     assert payload == pytest.approx(1448 / packet, rel=1e-3)
+
+
+#: Ten ECN CUBIC flows starting within 0.7 s into RED in marking mode: the
+#: late flows' SYNs (not ECN-capable) meet the queue the first flows' slow
+#: starts built, and RED drops some of them.
+ECN_SYN = """
+[simulation]
+duration = "20 s"
+warmup = "5 s"
+seed = 1
+[topology]
+kind = "dumbbell"
+pairs = 10
+[topology.access]
+rate = "1 Gbps"
+delay = "0 s"
+buffer = 10000
+[topology.bottleneck]
+rate = "20 Mbps"
+delay = "20 ms"
+buffer = 150
+[[aqm]]
+kind = "red"
+at = "bottleneck"
+max_p = 0.1
+w_q = 0.002
+gentle = true
+min_th = 15
+max_th = 45
+mean_packet_size = 1500
+mode = "mark"
+[tcp]
+profile = "linux"
+mss = 1448
+ecn = true
+{extra}
+"""
+
+
+def _ecn_syn_flows(extra: str):
+    starts = [2.5, 3.126, 2.532, 2.589, 3.21, 2.703, 3.221, 2.893, 2.777, 3.1]
+    text = ECN_SYN.format(extra=extra) + "".join(
+        f'\n[[traffic]]\nkind = "bulk"\npairs = {i}\nstart = "{t} s"\n'
+        for i, t in enumerate(starts)
+    )
+    return satqm.run(satqm.Scenario.from_toml(text)).flows
+
+
+def test_a_connection_whose_syn_was_lost_runs_without_ecn():
+    # Linux resends a lost SYN without asking for ECN (tcp_ecn_clear_syn):
+    # that connection's data is not ECN-capable, so RED drops it instead
+    # of marking it, and it alone retransmits.
+    f = _ecn_syn_flows("")
+    fell_back = f[f["ecn_reductions"] == 0]
+    assert 0 < len(fell_back) < len(f)
+    assert (fell_back["timeouts"] >= 1).all(), "each lost its SYN"
+    assert (fell_back["retransmits"] > 0).all()
+    assert (f.loc[f["ecn_reductions"] > 0, "retransmits"] == 0).all()
+    # Without the fallback the same SYN losses leave every connection ECN.
+    f = _ecn_syn_flows("ecn_fallback = false")
+    assert (f["ecn_reductions"] > 0).all()
+    assert (f["retransmits"] == 0).all()
+    assert f["timeouts"].sum() >= len(fell_back)
+
+
+def test_ecn_fallback_needs_classic_ecn():
+    bad = TERRESTRIAL.format(profile="linux", extra="ecn_fallback = true")
+    with pytest.raises(satqm.ConfigError, match=r"tcp\.ecn_fallback: needs classic ECN"):
+        satqm.Scenario.from_toml(bad)
