@@ -100,6 +100,8 @@ pub struct TcpSender {
     pacing_rate: Option<f64>,
     /// `pipe` before the ACK being processed (with the rate estimator).
     prior_pipe: u64,
+    /// The ACK being read SACKed data not SACKed before.
+    newly_sacked: bool,
     /// Segments wait for the pacer (`rate_cap`, or pacing).
     paced: bool,
     /// Each transmission is seen by the pacer, the rate estimator or PRR.
@@ -226,6 +228,7 @@ impl TcpSender {
             owns,
             pacing_rate: None,
             prior_pipe: 0,
+            newly_sacked: false,
             paced: cfg.rate_cap.is_some() || cfg.pacing || owns,
             send_hooks: cfg.rate_cap.is_some() || cfg.pacing || owns || rate.is_some() || cfg.prr,
             prr: None,
@@ -456,10 +459,12 @@ impl TcpSender {
         let classic = self.cfg.ecn_feedback == EcnFeedback::Classic;
         let delivered_before = self.snd_una + self.segs.sacked_bytes();
         let (una_before, lost_before) = (self.snd_una, self.segs.lost_total());
+        let sacked_before = self.segs.sacked_bytes();
         if pkt.n_sack > 0 {
             self.rec
                 .on_sack_blocks(&mut self.segs, &pkt.sack_blocks(), self.snd_una, em.now);
         }
+        self.newly_sacked = self.segs.sacked_bytes() > sacked_before;
 
         // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK (nor,
         // with the other feedback, on an ACK reporting new marks or until
@@ -476,6 +481,11 @@ impl TcpSender {
             // Linux's CWR state with PRR: no growth until it ends.
             let reducing = self.prr.is_some_and(|p| p.cwr);
             self.on_new_ack(ack, !ece && !reducing, pkt.has(flags::ECE), em);
+            // RFC 6675: a cumulative ACK that also SACKs new data is a
+            // duplicate ACK too.
+            if self.newly_sacked && self.snd_max > self.snd_una {
+                self.on_dupack(em);
+            }
         } else {
             if ack == self.snd_una && self.rate.is_some() {
                 self.sample_rate(em.now, pkt.has(flags::ECE));
@@ -928,6 +938,7 @@ impl TcpSender {
             snd_max: self.snd_max,
             mss: self.cfg.mss,
             reducing: self.prr.is_some_and(|p| p.cwr),
+            newly_sacked: self.newly_sacked,
         };
         (&mut self.rec, c)
     }

@@ -319,6 +319,39 @@ fn a_resent_syn_gives_up_ecn_with_the_fallback() {
 }
 
 #[test]
+fn sack_counts_as_duplicates_only_acks_that_sack_new_data() {
+    // RFC 6675 section 2 (and ns-3's `isDupack`, Linux's count of SACKed
+    // segments): an ACK repeating SACK information the sender has is not
+    // a duplicate ACK; one that SACKs new data is, even when it also
+    // moves the cumulative ACK.
+    let resent = |out: &[Packet]| -> Vec<u64> {
+        out.iter()
+            .filter(|p| p.has(flags::RETX))
+            .map(|p| p.seq / MSS)
+            .collect()
+    };
+    let (mut s, _) = established(Recovery::Sack, 20);
+    let t = SimTime::from_ms(100);
+    feed(&mut s, &ack(3, &[]), t);
+    feed(&mut s, &ack(3, &[(4, 5)]), t);
+    for _ in 0..3 {
+        let out = feed(&mut s, &ack(3, &[(4, 5)]), t);
+        assert!(
+            resent(&out).is_empty(),
+            "a repeated SACK block is not a dupack"
+        );
+    }
+    assert!(!s.in_recovery());
+    feed(&mut s, &ack(3, &[(4, 6)]), t);
+    assert!(!s.in_recovery(), "two duplicate ACKs");
+    // Segment 3 arrives late, segment 6 is lost, 7 arrives: the cumulative
+    // ACK moves to 6 and SACKs 7, the third duplicate ACK.
+    let out = feed(&mut s, &ack(6, &[(7, 8)]), t);
+    assert!(s.in_recovery());
+    assert_eq!(resent(&out), vec![6]);
+}
+
+#[test]
 fn no_timeout_while_segments_wait_in_the_host() {
     // Segments held back by a full backpressure link are not lost: the
     // timer does not expire while any waits, and restarts when they leave.

@@ -44,6 +44,9 @@ pub struct Conn<'a> {
     /// state with PRR): a recovery starting now keeps that reduction's
     /// ssthresh (`tcp_enter_recovery()`).
     pub reducing: bool,
+    /// This ACK's SACK blocks covered data not SACKed before (RFC 6675
+    /// section 2: what makes an ACK a duplicate one under SACK).
+    pub newly_sacked: bool,
 }
 
 impl Conn<'_> {

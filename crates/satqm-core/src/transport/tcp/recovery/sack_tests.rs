@@ -51,6 +51,8 @@ fn a_head_resent_in_the_last_episode_is_resent_again_only_without_rack() {
             snd_max: max,
             mss: 1000,
             reducing: false,
+            // Each ACK below SACKs data not SACKed before.
+            newly_sacked: true,
         }
     }
     for rack in [false, true] {
@@ -220,6 +222,8 @@ struct Rig {
     snd_una: u64,
     snd_max: u64,
     mss: u32,
+    /// The last ACK SACKed data not SACKed before.
+    newly_sacked: bool,
     oracle: Oracle,
 }
 
@@ -238,6 +242,7 @@ impl Rig {
             snd_una: 0,
             snd_max: 0,
             mss,
+            newly_sacked: false,
             oracle: Oracle {
                 segs: Vec::new(),
                 lost_limit,
@@ -254,6 +259,7 @@ impl Rig {
             snd_max: self.snd_max,
             mss: self.mss,
             reducing: false,
+            newly_sacked: self.newly_sacked,
         };
         (&mut self.sack, c)
     }
@@ -313,18 +319,24 @@ impl Rig {
             .iter()
             .map(|&(o, l)| (base + o, base + o + l))
             .collect();
+        let sacked_before = self.segs.sacked_bytes();
         self.sack
             .on_sack_blocks(&mut self.segs, &blocks, self.snd_una, SimTime::ZERO);
+        self.newly_sacked = self.segs.sacked_bytes() > sacked_before;
         self.oracle.sack_blocks(&blocks, self.snd_una);
         let ack = (self.snd_una + advance).min(self.snd_max);
-        if ack > self.snd_una {
+        let advanced = ack > self.snd_una;
+        if advanced {
             self.segs.retire(ack, false);
             self.oracle.retire(ack);
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             let (sack, mut c) = self.conn();
             sack.on_new_ack(&mut c, acked);
-        } else if self.snd_max > self.snd_una {
+        }
+        // As the sender: an ACK is a duplicate one if it SACKs new data,
+        // whether or not it moved the cumulative ACK (RFC 6675).
+        if (!advanced || self.newly_sacked) && self.snd_max > self.snd_una {
             let (sack, mut c) = self.conn();
             if sack.on_dupack(&mut c) == DupAck::FastRetransmit {
                 let front = &mut self.oracle.segs[0];
