@@ -322,8 +322,8 @@ fn a_resent_syn_gives_up_ecn_with_the_fallback() {
 fn sack_counts_as_duplicates_only_acks_that_sack_new_data() {
     // RFC 6675 section 2 (and ns-3's `isDupack`, Linux's count of SACKed
     // segments): an ACK repeating SACK information the sender has is not
-    // a duplicate ACK; one that SACKs new data is, even when it also
-    // moves the cumulative ACK.
+    // a duplicate ACK; one that SACKs new data is. A cumulative ACK resets
+    // the count (section 5), and counts one if it also SACKs new data.
     let resent = |out: &[Packet]| -> Vec<u64> {
         out.iter()
             .filter(|p| p.has(flags::RETX))
@@ -345,9 +345,17 @@ fn sack_counts_as_duplicates_only_acks_that_sack_new_data() {
     feed(&mut s, &ack(3, &[(4, 6)]), t);
     assert!(!s.in_recovery(), "two duplicate ACKs");
     // Segment 3 arrives late, segment 6 is lost, 7 arrives: the cumulative
-    // ACK moves to 6 and SACKs 7, the third duplicate ACK.
-    let out = feed(&mut s, &ack(6, &[(7, 8)]), t);
-    assert!(s.in_recovery());
+    // ACK moves to 6 and SACKs 7. The two duplicate ACKs before it do not
+    // carry over: it is the first of a new count.
+    feed(&mut s, &ack(6, &[(7, 8)]), t);
+    assert!(!s.in_recovery());
+    feed(&mut s, &ack(6, &[(7, 9)]), t);
+    assert!(!s.in_recovery());
+    let out = feed(&mut s, &ack(6, &[(7, 10)]), t);
+    assert!(
+        s.in_recovery(),
+        "the third duplicate ACK since the last cumulative one"
+    );
     assert_eq!(resent(&out), vec![6]);
 }
 

@@ -10,11 +10,12 @@
 //!   bytes above it is lost (section 4).
 //! * Recovery starts on the DupThresh-th duplicate ACK (an ACK that SACKs
 //!   new data, section 2, whether or not it also moves the cumulative
-//!   ACK) or when the first unacknowledged segment is deemed lost
-//!   (section 5 steps 4.1-4.4): the window is set to the new ssthresh and
-//!   that segment goes out at once, whatever the pipe, so a long path does
-//!   not wait for the pipe to drain below cwnd (and time out meanwhile). It
-//!   ends when the cumulative ACK reaches `recover`.
+//!   ACK; a cumulative ACK resets the count first, section 5) or when the
+//!   first unacknowledged segment is deemed lost (section 5 steps
+//!   4.1-4.4): the window is set to the new ssthresh and that segment goes
+//!   out at once, whatever the pipe, so a long path does not wait for the
+//!   pipe to drain below cwnd (and time out meanwhile). It ends when the
+//!   cumulative ACK reaches `recover`.
 //! * Sending is governed by `pipe` (bytes thought in the network: neither
 //!   SACKed nor lost, or lost and resent) and `NextSeg()` rule 1 (the first
 //!   lost segment not yet resent) ahead of new data (rule 2).
@@ -215,12 +216,10 @@ impl LossRecovery for Sack {
     }
 
     fn on_new_ack(&mut self, c: &mut Conn, _acked: u64) -> NewAck {
-        // RFC 6675 section 5: a cumulative ACK resets the count, unless it
-        // also SACKs new data, which makes it a duplicate ACK as well (the
-        // sender counts it next).
-        if !c.newly_sacked {
-            self.ep.dupacks = 0;
-        }
+        // RFC 6675 section 5: a cumulative ACK resets the count; if it also
+        // SACKs new data it is a duplicate ACK as well, which the sender
+        // counts next (one).
+        self.ep.dupacks = 0;
         self.follow_front(c.segs);
         if !self.ep.in_recovery {
             return NewAck::Grow;
