@@ -1063,15 +1063,18 @@ impl TcpSender {
         }
         self.timer_retx_una = Some(self.snd_una);
         self.cc.on_timeout();
-        // RFC 5681: loss window of one segment.
-        self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
-        self.log_cut(now, CutKind::Timeout, before);
         let (rec, mut c) = self.recovery();
-        if rec.on_timeout(&mut c) == AfterTimeout::GoBackN {
+        if rec.on_timeout(&mut c, now) == AfterTimeout::GoBackN {
             self.snd_nxt = self.snd_una;
         }
+        // RFC 5681: loss window of one segment, on top of what RACK left in
+        // flight (Linux's tcp_enter_loss(): packets in flight + 1; without
+        // RACK nothing is left).
+        let loss_window = self.timeout_window();
+        self.win.cwnd = loss_window;
+        self.log_cut(now, CutKind::Timeout, before);
         if self.owns {
-            self.win.cwnd = self.cc.loss_window(&self.win, self.cfg.mss);
+            self.win.cwnd = loss_window;
             let mut c = self.control_context(now);
             self.cc.on_loss_state(&mut c);
             let lost = self.segs.lost_total();
@@ -1081,6 +1084,19 @@ impl TcpSender {
         }
         self.rto_deadline = Some(now + self.rtt.rto());
         self.output(em);
+    }
+
+    /// The window right after a timeout: the control's loss window, and
+    /// under RACK at least one segment more than the timeout left in
+    /// flight.
+    fn timeout_window(&self) -> f64 {
+        let w = self.cc.loss_window(&self.win, self.cfg.mss);
+        if self.cfg.rack {
+            let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
+            w.max((pipe + self.cfg.mss as u64) as f64)
+        } else {
+            w
+        }
     }
 
     // ----- sending ----------------------------------------------------------

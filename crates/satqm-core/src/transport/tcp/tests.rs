@@ -574,6 +574,23 @@ impl Pipe {
         self.route(out);
     }
 
+    /// The application writes `bytes` more now (the first write opens the
+    /// connection); the sender is not closed.
+    fn write(&mut self, bytes: u64) {
+        let first = self.order == 0;
+        let mut out = Vec::new();
+        let mut em = Emit {
+            now: self.now,
+            out: &mut out,
+            next_uid: &mut self.uid,
+        };
+        self.snd.write(bytes, &mut em);
+        if first {
+            self.snd.open(&mut em);
+        }
+        self.route(out);
+    }
+
     /// Run until the transfer is acknowledged or `limit`.
     fn run(&mut self, limit: SimTime) {
         while !self.snd.is_done() {
@@ -852,6 +869,66 @@ fn rack_resends_a_lost_retransmission_without_a_timeout() {
         timeouts.push(p.snd.stats.timeouts);
     }
     assert_eq!(timeouts, vec![1, 0], "timeouts without and with RACK");
+}
+
+#[test]
+fn a_timeout_under_rack_leaves_recent_segments_in_flight() {
+    // Ten segments, the last five lost: nothing after them is delivered,
+    // so only the timer (at 1.1 s) repairs them. At 1.05 s the
+    // application writes three more, in flight when the timer fires.
+    // RFC 6675 deems every segment not SACKed lost and the window one
+    // segment; RACK (RFC 8985 section 6.3, Linux's
+    // tcp_timeout_mark_lost()) deems lost the first and those out for
+    // RACK.rtt (about 100 ms), not the three, and the window is what is
+    // left in flight plus one (tcp_enter_loss()), so each of the three
+    // SACKs that follow releases a resend.
+    let mut out = Vec::new();
+    for rack in [false, true] {
+        let mut c = cfg(Recovery::Sack);
+        c.initial_window = 10;
+        c.rack = rack;
+        let mut p = Pipe::new(
+            c,
+            10_000_000,
+            SimTime::from_ms(50),
+            lose_first(&[5, 6, 7, 8, 9]),
+        );
+        p.write(10 * MSS);
+        p.run(SimTime::from_ms(1050));
+        assert_eq!(p.delivered, 5 * MSS);
+        assert_eq!(p.snd.stats.timeouts, 0);
+        p.now = SimTime::from_ms(1050);
+        p.write(3 * MSS);
+        p.run(SimTime::from_secs(5));
+        assert_eq!(p.delivered, 13 * MSS, "rack={rack}");
+        assert_eq!(p.snd.stats.timeouts, 1, "rack={rack}");
+        let cut = p
+            .snd
+            .cuts
+            .iter()
+            .find(|c| c.kind == super::sender::CutKind::Timeout)
+            .copied()
+            .unwrap();
+        assert!((cut.time.secs_f64() - 1.1).abs() < 0.01, "{:?}", cut.time);
+        let resent: Vec<(f64, u64)> = p
+            .sent
+            .iter()
+            .filter(|s| s.2)
+            .map(|s| (s.0.secs_f64(), s.1 / MSS))
+            .collect();
+        assert_eq!(
+            resent.iter().map(|r| r.1).collect::<Vec<_>>(),
+            vec![5, 6, 7, 8, 9],
+            "rack={rack}"
+        );
+        out.push((cut.cwnd_after / MSS as f64, resent[3].0));
+    }
+    assert_eq!(out[0].0, 1.0, "RFC 6675: a window of one");
+    assert_eq!(out[1].0, 4.0, "RACK: three in flight and one");
+    // Segment 8 goes out two round trips after the timeout in slow start
+    // from one; under RACK with the third SACK, 50 ms after it.
+    assert!(out[0].1 > 1.3, "RFC 6675: {out:?}");
+    assert!(out[1].1 < 1.16, "RACK: {out:?}");
 }
 
 #[test]

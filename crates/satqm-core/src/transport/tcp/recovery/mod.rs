@@ -167,9 +167,9 @@ pub trait LossRecovery {
     /// A duplicate ACK.
     fn on_dupack(&mut self, c: &mut Conn) -> DupAck;
 
-    /// The retransmission timer fired; congestion control already cut the
-    /// window.
-    fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout;
+    /// The retransmission timer fired at `now`; congestion control
+    /// already cut the window.
+    fn on_timeout(&mut self, c: &mut Conn, now: SimTime) -> AfterTimeout;
 
     /// A segment deemed lost and not yet resent, to send before new data
     /// (RFC 6675 NextSeg rule 1): its index in `segs`. Takes `&mut self`
@@ -306,8 +306,8 @@ impl AnyRecovery {
     }
 
     #[inline]
-    pub fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout {
-        dispatch!(self, r => r.on_timeout(c))
+    pub fn on_timeout(&mut self, c: &mut Conn, now: SimTime) -> AfterTimeout {
+        dispatch!(self, r => r.on_timeout(c, now))
     }
 
     // The two queries of the send loop: only SACK has a scoreboard, and

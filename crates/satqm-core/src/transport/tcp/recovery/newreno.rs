@@ -23,6 +23,7 @@
 //! go back to the first unacknowledged segment.
 
 use super::{AfterTimeout, Conn, DupAck, Episode, LossRecovery, NewAck};
+use crate::time::SimTime;
 
 #[derive(Clone, Debug)]
 pub struct Tahoe {
@@ -98,7 +99,7 @@ impl LossRecovery for Tahoe {
         }
     }
 
-    fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout {
+    fn on_timeout(&mut self, c: &mut Conn, _now: SimTime) -> AfterTimeout {
         go_back(&mut self.ep, c)
     }
 }
@@ -125,7 +126,7 @@ impl LossRecovery for Reno {
         fast_retransmit_or_inflate(&mut self.ep, c)
     }
 
-    fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout {
+    fn on_timeout(&mut self, c: &mut Conn, _now: SimTime) -> AfterTimeout {
         go_back(&mut self.ep, c)
     }
 }
@@ -171,7 +172,7 @@ impl LossRecovery for NewReno {
         d
     }
 
-    fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout {
+    fn on_timeout(&mut self, c: &mut Conn, _now: SimTime) -> AfterTimeout {
         go_back(&mut self.ep, c)
     }
 }

@@ -162,10 +162,20 @@ impl Rack {
         self.deadline = pending;
     }
 
-    /// After a timeout every segment not SACKed is deemed lost and will be
-    /// resent: nothing is left for the scan of original transmissions.
-    pub fn on_timeout(&mut self, segs: &Segments) {
-        self.originals = segs.end_ordinal();
+    /// On a timeout at `now`: segments last sent after the returned time
+    /// have been out for less than RACK.rtt and are not deemed lost yet
+    /// (RFC 8985 section 6.3 with no reordering window, as Linux's
+    /// `tcp_rack_skb_timeout(tp, skb, 0)`); `None` before any delivery
+    /// (RACK.rtt is then zero: every segment is due).
+    pub fn recent_after(&self, now: SimTime) -> Option<SimTime> {
+        self.newest
+            .map(|_| SimTime(now.ns().saturating_sub(self.rtt.ns())))
+    }
+
+    /// After a timeout: the segments it deemed lost are skipped by the
+    /// scans (they are lost, or resent anew); those it left stay
+    /// candidates, each waiting for a later delivery.
+    pub fn on_timeout(&mut self) {
         self.deadline = None;
     }
 }

@@ -262,15 +262,22 @@ impl LossRecovery for Sack {
         DupAck::FastRetransmit
     }
 
-    fn on_timeout(&mut self, c: &mut Conn) -> AfterTimeout {
+    fn on_timeout(&mut self, c: &mut Conn, now: SimTime) -> AfterTimeout {
         self.ep.on_timeout(c.snd_max);
+        // RFC 6675 deems every segment not SACKed lost. RACK (RFC 8985
+        // section 6.3, Linux's tcp_timeout_mark_lost()) deems so only the
+        // first and those out for RACK.rtt: one sent more recently may
+        // still be delivered, and RACK finds it lost later if it is not.
+        let recent = self.rack.as_ref().and_then(|r| r.recent_after(now));
         for i in 0..c.segs.len() {
-            if !c.segs.get(i).sacked() {
-                self.mark_lost(c.segs, i);
+            let s = c.segs.get(i);
+            if s.sacked() || (i > 0 && recent.is_some_and(|t| s.sent_at > t)) {
+                continue;
             }
+            self.mark_lost(c.segs, i);
         }
         if let Some(r) = &mut self.rack {
-            r.on_timeout(c.segs);
+            r.on_timeout();
         }
         AfterTimeout::Scoreboard
     }

@@ -289,7 +289,7 @@ impl Rig {
             Op::Timeout => {
                 if self.snd_max > self.snd_una {
                     let (sack, mut c) = self.conn();
-                    sack.on_timeout(&mut c);
+                    sack.on_timeout(&mut c, SimTime::ZERO);
                     self.oracle
                         .segs
                         .iter_mut()
