@@ -235,7 +235,35 @@ def test_a_connection_whose_syn_was_lost_runs_without_ecn():
     assert f["timeouts"].sum() >= len(fell_back)
 
 
-def test_ecn_fallback_needs_classic_ecn():
+@pytest.mark.parametrize("cc", ["dctcp", "prague"])
+def test_a_scalable_connection_whose_syn_was_lost_runs_reno_without_ecn(cc):
+    # Linux's dctcp_init() and tcp_prague's prague_init(): a connection
+    # that did not negotiate ECN runs Reno (dctcp_reno, prague_reno) and
+    # sends Not-ECT, so RED drops its data where it marks the others'.
+    text = ECN_SYN.replace("ecn = true\n", "")
+    starts = [2.5, 3.126, 2.532, 2.589, 3.21, 2.703, 3.221, 2.893, 2.777, 3.1]
+    traffic = "".join(
+        f'\n[[traffic]]\nkind = "bulk"\npairs = {i}\nstart = "{t} s"\n'
+        for i, t in enumerate(starts)
+    )
+
+    def flows(extra):
+        scenario = text.format(extra=f'{extra}[tcp.cc]\nkind = "{cc}"') + traffic
+        return satqm.run(satqm.Scenario.from_toml(scenario)).flows
+
+    f = flows("")
+    fell_back = f[f["ecn_reductions"] == 0]
+    assert 0 < len(fell_back) < len(f)
+    assert (fell_back["timeouts"] >= 1).all(), "each lost its SYN"
+    assert (fell_back["retransmits"] > 0).all()
+    kept = f[f["ecn_reductions"] > 0]
+    assert fell_back["goodput_bps"].max() < kept["goodput_bps"].min()
+    # Without the fallback every connection keeps ECN and its control.
+    f = flows("ecn_fallback = false\n")
+    assert (f["ecn_reductions"] > 0).all()
+
+
+def test_ecn_fallback_needs_ecn():
     bad = TERRESTRIAL.format(profile="linux", extra="ecn_fallback = true")
-    with pytest.raises(satqm.ConfigError, match=r"tcp\.ecn_fallback: needs classic ECN"):
+    with pytest.raises(satqm.ConfigError, match=r"tcp\.ecn_fallback: needs ECN"):
         satqm.Scenario.from_toml(bad)

@@ -273,11 +273,11 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     c.ecn_fallback = needs(
         raw.ecn_fallback,
         c.ecn_fallback,
-        c.ecn && c.ecn_feedback == EcnFeedback::Classic,
+        c.ecn,
         path,
         "ecn_fallback",
-        "needs classic ECN (ecn = true)",
-        "a scalable control's α needs ECN on every connection",
+        "needs ECN (ecn on, or a scalable control)",
+        "without ECN there is nothing to fall back from",
     )?;
     let bbr = match c.cc {
         CcKind::Bbr(_) => Some("bbr"),
@@ -1352,7 +1352,7 @@ cc = \"prague\"\npacing = false\n"
     }
 
     #[test]
-    fn ecn_fallback_follows_the_profile_with_classic_ecn_only() {
+    fn ecn_fallback_follows_the_profile_with_ecn_on() {
         let fb = |extra: &str| bulk_tcp(&format!("{BASE}\n[tcp]\n{extra}\n")).ecn_fallback;
         assert!(!fb("ecn = true"));
         assert!(fb("ecn = true\nprofile = \"linux\""));
@@ -1363,18 +1363,17 @@ cc = \"prague\"\npacing = false\n"
         );
         assert!(!fb("ecn = true\nprofile = \"linux\"\necn_fallback = false"));
         assert!(fb("ecn = true\necn_fallback = true"));
-        // A scalable control keeps ECN whatever the profile, and refuses the key.
-        assert!(!fb("profile = \"linux\"\n[tcp.cc]\nkind = \"dctcp\""));
-        for extra in [
-            "ecn_fallback = true",
-            "ecn_fallback = true\n[tcp.cc]\nkind = \"dctcp\"",
-        ] {
-            let e = err(&format!("{BASE}\n[tcp]\n{extra}\n"));
-            assert!(
-                e.contains("tcp.ecn_fallback") && e.contains("classic ECN"),
-                "{e}"
-            );
-        }
+        // A scalable control turns ECN on, and under a Linux profile falls
+        // back to Reno as Linux's do.
+        assert!(fb("profile = \"linux\"\n[tcp.cc]\nkind = \"dctcp\""));
+        assert!(fb("profile = \"linux\"\n[tcp.cc]\nkind = \"prague\""));
+        assert!(!fb("[tcp.cc]\nkind = \"prague\""));
+        assert!(fb("ecn_fallback = true\n[tcp.cc]\nkind = \"dctcp\""));
+        let e = err(&format!("{BASE}\n[tcp]\necn_fallback = true\n"));
+        assert!(
+            e.contains("tcp.ecn_fallback") && e.contains("needs ECN"),
+            "{e}"
+        );
     }
 
     #[test]

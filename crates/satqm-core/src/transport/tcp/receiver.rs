@@ -106,12 +106,14 @@ pub struct TcpReceiver {
     fin_at: Option<u64>,
     closed: bool,
     syn_seen: bool,
-    /// The connection runs classic ECN (RFC 3168) and a SYN asked for it
-    /// (ECE and CWR set): the SYN-ACK says yes with ECE (section 6.1.1).
-    /// Sticky, as Linux's request socket keeps `ecn_ok` from the first SYN.
+    /// ECN is on at this end and a SYN asked for it (ECE and CWR set, and
+    /// AE with AccECN): the SYN-ACK says yes, with ECE (RFC 3168 section
+    /// 6.1.1; DCTCP negotiates so too) or with AccECN's (AE, CWR, ECE) =
+    /// (0, 1, 0), a Not-ECT SYN echoed (RFC 9768 section 3.1.1). Sticky,
+    /// as Linux's request socket keeps `ecn_ok` from the first SYN.
     ecn_setup: bool,
-    /// Classic ECN is on at this end.
-    ecn_classic: bool,
+    /// ECN is on at this end.
+    ecn_on: bool,
     mss: u32,
     /// Bytes of an ACK ([`TcpConfig::ack_header`]).
     ack_size: u32,
@@ -234,7 +236,7 @@ impl TcpReceiver {
             closed: false,
             syn_seen: false,
             ecn_setup: false,
-            ecn_classic: cfg.ecn && cfg.ecn_feedback == EcnFeedback::Classic,
+            ecn_on: cfg.ecn,
             mss: cfg.mss,
             ack_size: cfg.ack_header(),
             stats: ReceiverStats::default(),
@@ -305,7 +307,7 @@ impl TcpReceiver {
     pub fn on_segment(&mut self, pkt: &Packet, em: &mut Emit) -> Delivery {
         if pkt.kind == PacketKind::Syn {
             self.syn_seen = true;
-            self.ecn_setup |= self.ecn_classic && pkt.has(flags::ECE) && pkt.has(flags::CWR);
+            self.ecn_setup |= self.ecn_on && pkt.has(flags::ECE) && pkt.has(flags::CWR);
             if let Some(a) = &mut self.adaptive {
                 a.synack_at = Some(em.now);
             }
@@ -315,7 +317,11 @@ impl TcpReceiver {
             p.ack = self.rcv_nxt;
             p.rwnd = self.window();
             if self.ecn_setup {
-                p.flags |= flags::ECE;
+                p.flags |= if self.feedback == EcnFeedback::AccEcn {
+                    flags::CWR
+                } else {
+                    flags::ECE
+                };
             }
             em.send(p);
             return Delivery::default();

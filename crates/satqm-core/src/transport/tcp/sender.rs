@@ -20,7 +20,7 @@ use crate::time::SimTime;
 use crate::transport::Emit;
 
 use super::cc::{AckSample, CaState, Cc, CcTrace, Control, EcnSample, Signal, Window};
-use super::config::{CcRules, EcnFeedback, Recovery, RtoRule, TcpConfig};
+use super::config::{CcKind, CcRules, EcnFeedback, Recovery, RtoRule, TcpConfig};
 use super::ecn::{accecn_ce_delta, FeedbackReader};
 use super::rate::RateEstimator;
 use super::recovery::{AfterTimeout, AnyRecovery, Conn, DupAck, NewAck};
@@ -427,10 +427,8 @@ impl TcpSender {
             (SenderState::SynSent, PacketKind::SynAck) => {
                 self.state = SenderState::Established;
                 self.peer_rwnd = pkt.rwnd;
-                if self.cfg.ecn_fallback && !pkt.has(flags::ECE) {
-                    // No SYN that asked for ECN arrived: the connection
-                    // runs without it (tcp_ecn_rcv_synack()).
-                    self.cfg.ecn = false;
+                if self.cfg.ecn_fallback && !self.ecn_accepted(pkt) {
+                    self.ecn_fall_back();
                 }
                 if self.syn_retx {
                     // RFC 5681 section 3.1: a lost SYN or SYN-ACK means an
@@ -1096,6 +1094,27 @@ impl TcpSender {
             w.max((pipe + self.cfg.mss as u64) as f64)
         } else {
             w
+        }
+    }
+
+    /// The SYN-ACK agrees to ECN: ECE (RFC 3168, and DCTCP's negotiation),
+    /// or with AccECN any of AE, CWR and ECE (RFC 9768 section 3.1.2).
+    fn ecn_accepted(&self, synack: &Packet) -> bool {
+        if self.cfg.ecn_feedback == EcnFeedback::AccEcn {
+            synack.flags & (flags::AE | flags::CWR | flags::ECE) != 0
+        } else {
+            synack.has(flags::ECE)
+        }
+    }
+
+    /// No SYN that asked for ECN reached the receiver: the connection runs
+    /// without ECN (tcp_ecn_rcv_synack()), and a scalable control, whose
+    /// α needs every mark, gives way to Reno (Linux's dctcp_init() and
+    /// tcp_prague's prague_init(): `dctcp_reno`, `prague_reno`).
+    fn ecn_fall_back(&mut self) {
+        self.cfg.ecn = false;
+        if matches!(self.cc, Cc::Dctcp(_) | Cc::Prague(_)) {
+            self.cc = Cc::new(CcKind::Reno, self.cfg.cc_rules);
         }
     }
 

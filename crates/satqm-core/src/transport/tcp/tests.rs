@@ -319,6 +319,72 @@ fn a_resent_syn_gives_up_ecn_with_the_fallback() {
 }
 
 #[test]
+fn a_scalable_control_whose_ecn_setup_is_lost_falls_back_to_reno() {
+    // Linux's dctcp_init() and tcp_prague's prague_init(): a connection
+    // that did not negotiate ECN runs Reno (`dctcp_reno`, `prague_reno`)
+    // and sends Not-ECT. The resent SYN asks for no ECN, so only a first
+    // SYN that arrived gets the receiver's yes: ECE for DCTCP's RFC 3168
+    // negotiation, (AE, CWR, ECE) = (0, 1, 0) for AccECN.
+    use super::config::EcnFeedback;
+    for (cc, feedback) in [
+        (
+            super::CcKind::Dctcp(super::cc::DctcpParams::default()),
+            EcnFeedback::Dctcp,
+        ),
+        (
+            super::CcKind::Prague(super::cc::PragueParams::default()),
+            EcnFeedback::AccEcn,
+        ),
+    ] {
+        let c = TcpConfig {
+            handshake: true,
+            ecn: true,
+            ecn_feedback: feedback,
+            ecn_fallback: true,
+            cc,
+            initial_rto: SimTime::from_secs(1),
+            ..cfg(Recovery::Sack)
+        };
+        for first_arrived in [false, true] {
+            let (mut s, out) = opened(c.clone(), None);
+            let resent = fire(&mut s, SimTime::from_secs(1));
+            assert_eq!(resent.len(), 1);
+            assert_eq!(
+                resent[0].flags & (flags::AE | flags::CWR | flags::ECE),
+                0,
+                "{feedback:?}: the resent SYN asks for no ECN"
+            );
+            let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c);
+            let (mut acks, mut uid) = (Vec::new(), 0);
+            let mut em = Emit {
+                now: SimTime::from_secs(1),
+                out: &mut acks,
+                next_uid: &mut uid,
+            };
+            if first_arrived {
+                r.on_segment(&out[0], &mut em);
+            }
+            r.on_segment(&resent[0], &mut em);
+            let synack = *acks.last().unwrap();
+            let yes = match feedback {
+                EcnFeedback::AccEcn => flags::CWR,
+                _ => flags::ECE,
+            };
+            let answer = synack.flags & (flags::AE | flags::CWR | flags::ECE);
+            assert_eq!(answer, if first_arrived { yes } else { 0 }, "{feedback:?}");
+            let data = feed(&mut s, &synack, SimTime::from_ms(1100));
+            assert!(!data.is_empty());
+            let what = format!("{feedback:?}, first SYN arrived {first_arrived}");
+            assert!(
+                data.iter().all(|p| p.has(flags::ECT) == first_arrived),
+                "{what}"
+            );
+            assert_eq!(s.ecn_alpha().is_some(), first_arrived, "{what}");
+        }
+    }
+}
+
+#[test]
 fn sack_counts_as_duplicates_only_acks_that_sack_new_data() {
     // RFC 6675 section 2 (and ns-3's `isDupack`, Linux's count of SACKed
     // segments): an ACK repeating SACK information the sender has is not
