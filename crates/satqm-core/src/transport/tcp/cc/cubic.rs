@@ -210,12 +210,14 @@ impl CongestionControl for Cubic {
                 self.min_rtt = Some(r);
             }
             let in_slow_start = w.cwnd < w.ssthresh;
-            if settled
-                && in_slow_start
-                && self.p.hystart == HyStartKind::Linux
-                && w.cwnd / m >= 16.0
-            {
-                if let Some(min) = self.min_rtt {
+            if settled && in_slow_start && self.p.hystart == HyStartKind::Linux {
+                // Rounds are counted on every ACK of slow start, the tests
+                // run from 16 segments on (hystart_update() since Linux
+                // 6.13: a round counted only from 16 segments on starts in
+                // the middle of a train of ACKs, whose first samples carry
+                // the queue the previous round's burst built).
+                self.hystart.next_round(s);
+                if let (true, Some(min)) = (w.cwnd / m >= 16.0, self.min_rtt) {
                     if self.hystart.update(r, min, s) {
                         w.ssthresh = w.cwnd;
                     }
@@ -300,11 +302,10 @@ const ACK_DELTA: SimTime = SimTime(2_000_000);
 const MIN_SAMPLES: u32 = 8;
 
 impl HyStart {
-    /// One RTT sample `rtt` in slow start, the path's smallest being
-    /// `min`; true if slow start should end now.
-    fn update(&mut self, rtt: SimTime, min: SimTime, s: &AckSample) -> bool {
+    /// An ACK in slow start: a new round begins once the cumulative ACK
+    /// passes the end of the last (bictcp_hystart_reset()).
+    fn next_round(&mut self, s: &AckSample) {
         if !self.started || s.snd_una > self.round_end {
-            // bictcp_hystart_reset(): a new round.
             self.started = true;
             self.round_end = s.snd_max;
             self.round_start = s.now;
@@ -312,6 +313,12 @@ impl HyStart {
             self.round_min = None;
             self.samples = 0;
         }
+    }
+
+    /// One RTT sample `rtt` in slow start, after
+    /// [`next_round`](Self::next_round), the path's smallest being `min`;
+    /// true if slow start should end now.
+    fn update(&mut self, rtt: SimTime, min: SimTime, s: &AckSample) -> bool {
         // ACK train: ACKs closely spaced for half the smallest RTT.
         if s.now - self.last_ack <= ACK_DELTA {
             self.last_ack = s.now;
@@ -485,6 +492,7 @@ mod tests {
         // Eight samples at the path's RTT, spaced beyond the ACK train.
         for i in 0..8 {
             s.now = SimTime::from_secs(1) + SimTime::from_ms(5 * i);
+            h.next_round(&s);
             assert!(!h.update(min, min, &s));
         }
         // A new round whose samples are 20 ms above: more than the 12.5 ms
@@ -494,9 +502,56 @@ mod tests {
         let mut ended = false;
         for i in 0..9 {
             s.now = SimTime::from_secs(2) + SimTime::from_ms(5 * i);
+            h.next_round(&s);
             ended |= h.update(min + SimTime::from_ms(20), min, &s);
         }
         assert!(ended);
+    }
+
+    #[test]
+    fn hystart_rounds_follow_the_trains_of_acks_from_the_first() {
+        // Slow start from 10 segments, one ACK per segment, each releasing
+        // two: round k's segments leave as one burst at twice the
+        // bottleneck's rate, so the queue, and the RTT, grow through it
+        // (here by 0.5 ms a segment) and its first segments see none.
+        // Counted from the connection's first ACK, a round's first eight
+        // samples are a burst's first eight, at the path's RTT: HyStart's
+        // delay test does not fire however long the bursts get. Counted
+        // only from 16 segments on, rounds would start in the middle of a
+        // train and their first samples carry its queue.
+        let mut c = Cubic::new(CubicParams::default(), CcRules::Linux);
+        let mut w = Window {
+            cwnd: 10_000.0,
+            ssthresh: f64::INFINITY,
+        };
+        let min = SimTime::from_ms(100);
+        let (mut una, mut max) = (0u64, 10u64);
+        let mut burst_start = 0u64;
+        let mut now = SimTime::from_secs(1);
+        while w.cwnd < 600_000.0 {
+            let burst_end = max;
+            // The ACKs of the burst [burst_start, burst_end).
+            while una < burst_end {
+                let pos = una - burst_start;
+                una += 1;
+                // Beyond hystart_ack_delta_us apart: no ACK train.
+                now += SimTime::from_ms(3);
+                let rtt = min + SimTime::from_us(500 * pos);
+                let mut s = sample(1, now, Some(rtt));
+                s.snd_una = una * 1000;
+                s.snd_max = max * 1000;
+                c.on_ack(&mut w, &s);
+                assert_eq!(
+                    w.ssthresh,
+                    f64::INFINITY,
+                    "exit at {} segments",
+                    w.cwnd / 1000.0
+                );
+                max += 2;
+            }
+            burst_start = burst_end;
+            now += min;
+        }
     }
 
     #[test]
