@@ -310,6 +310,7 @@ pub struct RawTcp {
     pub initial_ssthresh: Option<Quantity>,
     pub timestamps: Option<bool>,
     pub ecn_fallback: Option<bool>,
+    pub receive_autotuning: Option<bool>,
     pub profile: Option<String>,
 }
 

@@ -49,6 +49,7 @@ pub(super) fn tcp_for(
                 send_buffer: None,
                 timestamps: None,
                 ecn_fallback: None,
+                receive_autotuning: None,
                 cc: unless(linux, &base.cc),
                 hybla_rtt0: unless(linux, &base.hybla_rtt0),
                 fixed_window: unless(linux, &base.fixed_window),
@@ -128,6 +129,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         initial_ssthresh,
         timestamps,
         ecn_fallback,
+        receive_autotuning,
         profile
     )
 }
@@ -312,6 +314,15 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(h) = raw.handshake {
         c.handshake = h;
     }
+    c.receive_autotuning = needs(
+        raw.receive_autotuning,
+        c.receive_autotuning,
+        c.handshake && c.window_scaling,
+        path,
+        "receive_autotuning",
+        "needs handshake = true and window_scaling = true",
+        "the receiver times its buffer by the handshake's round trip, and grows a scaled window",
+    )?;
     if let Some(d) = raw.dupack_threshold {
         c.dupack_threshold = int_in(d, &format!("{path}.dupack_threshold"), 1, 100)? as u32;
     }
@@ -1373,6 +1384,30 @@ cc = \"prague\"\npacing = false\n"
         assert!(
             e.contains("tcp.ecn_fallback") && e.contains("needs ECN"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn receive_autotuning_follows_the_linux_profile_and_needs_the_handshake() {
+        let at = |extra: &str| bulk_tcp(&format!("{BASE}\n[tcp]\n{extra}\n")).receive_autotuning;
+        assert!(!at(""));
+        assert!(at("profile = \"linux\""));
+        assert!(!at("profile = \"linux-2009\""));
+        assert!(!at("profile = \"linux\"\nreceive_autotuning = false"));
+        assert!(at("receive_autotuning = true"));
+        assert!(!at("profile = \"linux\"\nhandshake = false"));
+        for extra in [
+            "receive_autotuning = true\nhandshake = false",
+            "receive_autotuning = true\nwindow_scaling = false",
+        ] {
+            let e = err(&format!("{BASE}\n[tcp]\n{extra}\n"));
+            assert!(
+                e.starts_with("tcp.receive_autotuning: needs handshake = true"),
+                "{e}"
+            );
+        }
+        assert!(
+            err(&format!("{BASE}\n[tcp]\nreceive_autotuning = 1\n")).contains("receive_autotuning")
         );
     }
 

@@ -174,6 +174,14 @@ pub struct TcpConfig {
     /// section 6.1.1.1's fallback, Linux's `tcp_ecn_clear_syn()` under
     /// `net.ipv4.tcp_ecn_fallback = 1` (its default). Classic ECN only.
     pub ecn_fallback: bool,
+    /// Linux's receive-window autotuning (`net.ipv4.tcp_moderate_rcvbuf =
+    /// 1`, the receiver side of the `linux` profile): the advertised
+    /// window starts near 64 KB and grows by two segments per segment
+    /// received (`tcp_grow_window()`), up to a limit that Dynamic
+    /// Right-Sizing raises once per round trip (`tcp_rcv_space_adjust()`,
+    /// `tcp_rcvbuf_grow()`); each growth sends the next ACK at once (the
+    /// receiver acknowledges single segments while its window grows).
+    pub receive_autotuning: bool,
     /// Header bytes of a data segment: 40 for TCP/IP, 52 with timestamps; a
     /// PEP's backbone protocol may send less (`[[pep]] backbone_header`).
     pub header: u32,
@@ -212,6 +220,7 @@ impl Default for TcpConfig {
             initial_ssthresh: None,
             timestamps: false,
             ecn_fallback: false,
+            receive_autotuning: false,
             header: TCP_IP_HEADER,
         }
     }
@@ -287,6 +296,7 @@ impl Profile {
                 send_buffer: Some(4 * 1024 * 1024),
                 timestamps: true,
                 ecn_fallback: true,
+                receive_autotuning: true,
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {

@@ -26,6 +26,22 @@
 //!   mode. The receiver's RTO is Linux's from the handshake's sample
 //!   (`tcp_rtt_estimator()`: the sample plus twice it, the second term at
 //!   least `min_rto`), or `initial_rto` without a handshake.
+//! * Receive-window autotuning (Linux, `receive_autotuning`): the
+//!   advertised window is `rcv_ssthresh`, which starts near 64 KB (Linux's
+//!   `tcp_rmem[1]` of 128 KB at half its size, less one segment,
+//!   `tcp_init_buffer_space()`) and grows by two segments per data segment
+//!   received while it is below the window the receive buffer allows
+//!   (`tcp_grow_window()`); every growth puts the receiver in quick-ACK mode
+//!   for one ACK (`icsk_ack.quick |= 1`), so while the window grows each
+//!   segment is acknowledged at once. The buffer's window starts at
+//!   `tcp_rmem[1]` scaled by the payload a full-sized segment carries per
+//!   byte of socket memory and is raised once per round trip by Dynamic
+//!   Right-Sizing (`tcp_rcv_space_adjust()`, `tcp_rcvbuf_grow()` in Linux
+//!   6.18): with `copied` the bytes delivered in the last round trip and
+//!   `space` the previous measure, if `copied > space` the window becomes
+//!   2·copied·(1 + 2·(copied − space)/space) if larger, at most the
+//!   receive buffer. The round trip is the handshake's (SYN-ACK to first
+//!   data segment), where Linux follows its timestamps.
 //! * ECN (RFC 3168 section 6.1.3): after a CE-marked segment, every ACK
 //!   carries ECE until a segment with CWR arrives.
 //! * DCTCP's feedback (RFC 8257 section 3.2, Linux's
@@ -87,6 +103,8 @@ pub struct TcpReceiver {
     ack_deadline: Option<SimTime>,
     /// Linux's adaptive delayed-ACK timeout, if on.
     adaptive: Option<Ato>,
+    /// Linux's receive-window autotuning, if on.
+    autotune: Option<Box<Autotune>>,
     /// RFC 3168: echo ECE until CWR. DCTCP and AccECN: the last segment
     /// was CE-marked.
     ece: bool,
@@ -187,6 +205,124 @@ impl Ato {
     }
 }
 
+/// `tcp_rmem[1]`, the receive buffer a Linux socket starts with.
+const RMEM_DEFAULT: u64 = 131_072;
+/// The window a byte of receive buffer stands for before any data
+/// (`TCP_DEFAULT_SCALING_RATIO`, 128/256).
+const INIT_SCALING: (u64, u64) = (128, 256);
+/// The same once data arrives (`tcp_measure_rcv_mss()` sets
+/// `scaling_ratio` to a full segment's length over its memory): 158/256,
+/// as a Linux 6.18 receiver measured it for 1,500-byte packets (its window
+/// stopped growing at 80,896 bytes of its 131,072-byte buffer).
+const DATA_SCALING: (u64, u64) = (158, 256);
+
+/// Linux's receive-window autotuning: `rcv_ssthresh` and the window the
+/// buffer allows (`window_clamp`), with Dynamic Right-Sizing's per-RTT
+/// measure (`rcvq_space`).
+#[derive(Clone, Debug)]
+struct Autotune {
+    /// The window to advertise (at most).
+    rcv_ssthresh: u64,
+    /// The window the receive buffer allows.
+    clamp: u64,
+    /// The receive buffer's largest window (`receive_buffer`).
+    cap: u64,
+    /// `rcvq_space.space`: the bytes delivered in the last measured round
+    /// trip.
+    space: u64,
+    /// Bytes delivered, and when, at the last measure.
+    mark_bytes: u64,
+    mark_time: SimTime,
+    /// Bytes delivered in order so far.
+    delivered: u64,
+    /// The receiver's round trip: SYN-ACK to the first data segment.
+    rtt: Option<SimTime>,
+    synack_at: Option<SimTime>,
+    /// Growth per segment received: two segments.
+    step: u64,
+    /// The first data segment has set the buffer's window.
+    measured: bool,
+}
+
+impl Autotune {
+    fn new(cfg: &TcpConfig) -> Autotune {
+        let cap = cfg.max_advertised_window();
+        // The MSS option's value (Linux's advmss): the payload plus the
+        // timestamps option when it is on.
+        let advmss = cfg.mss as u64 + if cfg.timestamps { 12 } else { 0 };
+        // tcp_init_buffer_space(): the buffer's window less one segment
+        // (reserved), the first measure ten segments.
+        let full = RMEM_DEFAULT * INIT_SCALING.0 / INIT_SCALING.1;
+        let clamp = (full - advmss).max(2 * advmss).min(cap);
+        Autotune {
+            rcv_ssthresh: clamp,
+            clamp,
+            cap,
+            space: (10 * advmss).min(clamp),
+            mark_bytes: 0,
+            mark_time: SimTime::ZERO,
+            delivered: 0,
+            rtt: None,
+            synack_at: None,
+            step: 2 * cfg.mss as u64,
+            measured: false,
+        }
+    }
+
+    /// A data segment of `len` bytes arrived at `now`, `delivered` of them
+    /// in order, with `unread` bytes (this segment's included) not yet
+    /// read, and the application reads (`read`: it was in order); true if
+    /// the window grew (the next ACK goes at once).
+    fn on_data(&mut self, now: SimTime, len: u64, delivered: u64, unread: u64, read: bool) -> bool {
+        if !self.measured {
+            // tcp_measure_rcv_mss(): the buffer's window at the measured
+            // payload per byte of memory.
+            self.measured = true;
+            self.clamp = (RMEM_DEFAULT * DATA_SCALING.0 / DATA_SCALING.1).min(self.cap);
+            self.rcv_ssthresh = self.rcv_ssthresh.min(self.clamp);
+            self.mark_time = now;
+            if let Some(sent) = self.synack_at.take() {
+                self.rtt = Some(now - sent);
+            }
+        }
+        self.delivered += delivered;
+        // tcp_grow_window(): room below what the buffer allows, less what
+        // waits unread.
+        let room = self
+            .clamp
+            .saturating_sub(unread)
+            .saturating_sub(self.rcv_ssthresh);
+        let grew = len > 0 && room > 0;
+        if grew {
+            self.rcv_ssthresh += room.min(self.step.max(2 * len));
+        }
+        // tcp_rcv_space_adjust() as the application reads: once per round
+        // trip.
+        if let (true, Some(rtt)) = (read, self.rtt) {
+            if now - self.mark_time >= rtt {
+                let copied = self.delivered - self.mark_bytes;
+                if copied > self.space {
+                    self.drs(copied);
+                }
+                self.mark_bytes = self.delivered;
+                self.mark_time = now;
+            }
+        }
+        grew
+    }
+
+    /// tcp_rcvbuf_grow(): `copied` bytes arrived in the last round trip,
+    /// more than the measure before.
+    fn drs(&mut self, copied: u64) {
+        let old = self.space;
+        self.space = copied;
+        let mut win = 2 * copied;
+        let grow = (win as u128 * (copied - old) as u128 / old.max(1) as u128) as u64;
+        win = win.saturating_add(grow.saturating_mul(2));
+        self.clamp = self.clamp.max(win.min(self.cap));
+    }
+}
+
 /// What a segment meant for the application.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Delivery {
@@ -221,6 +357,7 @@ impl TcpReceiver {
                 rtt: RttEstimator::new(RtoRule::Linux, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
                 synack_at: None,
             }),
+            autotune: cfg.receive_autotuning.then(|| Box::new(Autotune::new(cfg))),
             ece: false,
             feedback: if cfg.ecn {
                 cfg.ecn_feedback
@@ -245,7 +382,11 @@ impl TcpReceiver {
 
     /// The window to advertise.
     pub fn window(&self) -> u64 {
-        self.max_window.saturating_sub(self.unread + self.held)
+        let free = self.max_window.saturating_sub(self.unread + self.held);
+        match &self.autotune {
+            Some(a) => free.min(a.rcv_ssthresh),
+            None => free,
+        }
     }
 
     /// A SYN or data has arrived (the connection is being used).
@@ -310,6 +451,11 @@ impl TcpReceiver {
             self.ecn_setup |= self.ecn_on && pkt.has(flags::ECE) && pkt.has(flags::CWR);
             if let Some(a) = &mut self.adaptive {
                 a.synack_at = Some(em.now);
+            }
+            if let Some(a) = &mut self.autotune {
+                if !a.measured {
+                    a.synack_at = Some(em.now);
+                }
             }
             self.last_adv = self.window();
             let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::SynAck);
@@ -380,6 +526,12 @@ impl TcpReceiver {
                     self.quick = self.quick.max(self.quickack_start);
                 }
             }
+            let unread = self.unread + self.held;
+            if let Some(a) = &mut self.autotune {
+                if a.on_data(em.now, pkt.len as u64, delivered, unread, true) {
+                    self.quick |= 1;
+                }
+            }
             immediate = had_holes
                 || !self.delayed_ack
                 || self.unacked_segments >= 2
@@ -389,6 +541,13 @@ impl TcpReceiver {
             self.stats.out_of_order_segments += 1;
             self.insert_ooo(start, end);
             immediate = true;
+            // tcp_data_queue_ofo() grows the window too, under SACK.
+            let unread = self.unread + self.held;
+            if let (true, Some(a)) = (self.sack, &mut self.autotune) {
+                if a.on_data(em.now, pkt.len as u64, 0, unread + pkt.len as u64, false) {
+                    self.quick |= 1;
+                }
+            }
         }
         if self.auto_read {
             self.unread = 0;
@@ -645,5 +804,107 @@ mod adaptive_tests {
         // ato 40 ms; at 300 ms (gap 200 ms, above ato) unchanged; the
         // held-back ACK of a larger ato would wait at most 200 ms.
         assert_eq!(r.next_wakeup(), Some(SimTime::from_ms(140)));
+    }
+}
+
+#[cfg(test)]
+mod autotune_tests {
+    use super::*;
+
+    const MSS: u64 = 1448;
+
+    fn receiver() -> TcpReceiver {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            timestamps: true,
+            receive_autotuning: true,
+            quickack: 0,
+            ..TcpConfig::default()
+        };
+        TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c)
+    }
+
+    /// Feed `pkt` at `ms`; the ACKs sent (their windows).
+    fn feed(r: &mut TcpReceiver, pkt: &Packet, ms: f64) -> Vec<u64> {
+        let (mut out, mut uid) = (Vec::new(), 0);
+        r.on_segment(
+            pkt,
+            &mut Emit {
+                now: SimTime::from_secs_f64(ms / 1e3),
+                out: &mut out,
+                next_uid: &mut uid,
+            },
+        );
+        out.iter().map(|p| p.rwnd).collect()
+    }
+
+    fn data(k: u64) -> Packet {
+        let mut p = Packet::new(k + 1, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
+        p.seq = k * MSS;
+        p.len = MSS as u32;
+        p
+    }
+
+    #[test]
+    fn the_window_grows_per_segment_and_each_growth_acks_at_once() {
+        // tcp_init_buffer_space(): 64 KB less one 1,460-byte segment; the
+        // first data sets the buffer's window to 131,072 x 158/256 =
+        // 80,896 bytes, and every segment below it grows the window by
+        // two segments and is acknowledged at once (no quick ACKs
+        // otherwise here).
+        let mut r = receiver();
+        let syn = Packet::new(0, FlowId(0), NodeId(0), NodeId(1), PacketKind::Syn);
+        assert_eq!(feed(&mut r, &syn, 0.0), vec![64_076]);
+        let mut windows = Vec::new();
+        let mut acks = 0;
+        for k in 0..10 {
+            let w = feed(&mut r, &data(k), 500.0 + k as f64);
+            acks += w.len();
+            windows.extend(w);
+        }
+        // Growth by 2,896 from 64,076 up to 80,896 less the segment being
+        // queued: six segments acknowledged one by one, then every second.
+        assert_eq!(
+            windows[..6],
+            [66_972, 69_868, 72_764, 75_660, 78_556, 79_448]
+        );
+        assert_eq!(acks, 6 + 2, "six at once, then one per two segments");
+        assert!(windows[6..].iter().all(|&w| w == 79_448));
+    }
+
+    #[test]
+    fn dynamic_right_sizing_raises_the_window_once_per_round_trip() {
+        // The SYN-ACK at 0, the first data at 500 ms: a 500 ms round trip.
+        // Rounds of 10, 20 and 40 segments, one per 500 ms; the measure of
+        // a round trip that delivered more than the last (20 segments
+        // against 10 x 1,460 bytes, then 40 against 20) raises the
+        // buffer's window to 2c(1 + 2(c - s)/s), and the receiver's window
+        // grows towards it again, one ACK per segment.
+        let mut r = receiver();
+        let syn = Packet::new(0, FlowId(0), NodeId(0), NodeId(1), PacketKind::Syn);
+        feed(&mut r, &syn, 0.0);
+        let mut k = 0;
+        let mut acks_per_round = Vec::new();
+        for (round, n) in [(1.0, 10), (2.0, 20), (3.0, 40)] {
+            let mut acks = 0;
+            for i in 0..n {
+                acks += feed(&mut r, &data(k), 500.0 * round + i as f64).len();
+                k += 1;
+            }
+            acks_per_round.push(acks);
+        }
+        let a = r.autotune.as_ref().unwrap();
+        // At 1,000 ms: 11 segments (15,928 bytes) against 14,600, a window
+        // of 37,649 below the buffer's: no change. At 1,500 ms: 20
+        // segments (28,960) against 15,928: 57,920 + 2 x floor(57,920 x
+        // 13,032 / 15,928) = 152,698.
+        assert_eq!(a.space, 28_960);
+        assert_eq!(a.clamp, 152_698);
+        // Round 2 stays at the buffer's first window (one ACK per two
+        // segments); in round 3 the window grows from 79,448 by 2,896 a
+        // segment for 25 segments, each acknowledged at once, and the other
+        // 15 go two to an ACK (a Linux 6.18 receiver on the same path: 24
+        // and 8).
+        assert_eq!(acks_per_round, vec![8, 10, 25 + 7]);
     }
 }
