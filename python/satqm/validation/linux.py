@@ -70,9 +70,10 @@ BOUNDS = {
 #: 10 % on any figure): name -> one line. Rendered in the report; the
 #: sections are those of docs/validation.md ("satqm against real Linux TCP").
 EXPLAINED: dict[str, str] = {
-    "geo-droptail-n1-cubic": "HyStart leaves slow start at 144 segments in satqm and at "
-    "530-850 in the kernel; satqm's window then climbs the cubic and overflows the buffer "
-    "later and further: twice the kernel's drops and retransmissions (section L2)",
+    "geo-droptail-n1-cubic": "the kernel's HyStart leaves slow start by its ACK-train test "
+    "at 530-850 segments or, in some runs, by its delay test at about 1,290; satqm's, with the "
+    "kernel's receive-window growth, by the train test at 530, so a kernel run of the other "
+    "kind overshoots further (section L2)",
     "terr-red-n10-reno": "ten slow starts overshoot together under RED; with PRR in both "
     "the retransmissions agree; the timeouts, a few per run, are not explained (section L3)",
 }
