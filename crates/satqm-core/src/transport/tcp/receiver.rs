@@ -660,6 +660,21 @@ impl TcpReceiver {
     }
 }
 
+/// Feed `pkt` to `r` at `ms`; the packets it sends.
+#[cfg(test)]
+fn feed_at(r: &mut TcpReceiver, pkt: &Packet, ms: f64) -> Vec<Packet> {
+    let (mut out, mut uid) = (Vec::new(), 0);
+    r.on_segment(
+        pkt,
+        &mut Emit {
+            now: SimTime::from_secs_f64(ms / 1e3),
+            out: &mut out,
+            next_uid: &mut uid,
+        },
+    );
+    out
+}
+
 #[cfg(test)]
 mod adaptive_tests {
     use super::*;
@@ -678,16 +693,7 @@ mod adaptive_tests {
 
     /// Feed `pkt` at `ms`; the ACKs sent.
     fn feed(r: &mut TcpReceiver, pkt: &Packet, ms: f64) -> usize {
-        let (mut out, mut uid) = (Vec::new(), 0);
-        r.on_segment(
-            pkt,
-            &mut Emit {
-                now: SimTime::from_secs_f64(ms / 1e3),
-                out: &mut out,
-                next_uid: &mut uid,
-            },
-        );
-        out.len()
+        feed_at(r, pkt, ms).len()
     }
 
     fn syn() -> Packet {
@@ -826,16 +832,7 @@ mod autotune_tests {
 
     /// Feed `pkt` at `ms`; the ACKs sent (their windows).
     fn feed(r: &mut TcpReceiver, pkt: &Packet, ms: f64) -> Vec<u64> {
-        let (mut out, mut uid) = (Vec::new(), 0);
-        r.on_segment(
-            pkt,
-            &mut Emit {
-                now: SimTime::from_secs_f64(ms / 1e3),
-                out: &mut out,
-                next_uid: &mut uid,
-            },
-        );
-        out.iter().map(|p| p.rwnd).collect()
+        feed_at(r, pkt, ms).iter().map(|p| p.rwnd).collect()
     }
 
     fn data(k: u64) -> Packet {

@@ -270,6 +270,23 @@ fn sack_resends_the_first_hole_on_entering_recovery() {
     assert_eq!(retx, vec![3], "the hole resent on the 3rd dupack, once");
 }
 
+/// A receiver configured by `c` gets the resent SYN at 1 s, after the first
+/// if `first_arrived`; its last SYN-ACK.
+fn synack_to(c: &TcpConfig, first: &Packet, resent: &Packet, first_arrived: bool) -> Packet {
+    let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), c);
+    let (mut acks, mut uid) = (Vec::new(), 0);
+    let mut em = Emit {
+        now: SimTime::from_secs(1),
+        out: &mut acks,
+        next_uid: &mut uid,
+    };
+    if first_arrived {
+        r.on_segment(first, &mut em);
+    }
+    r.on_segment(resent, &mut em);
+    *acks.last().unwrap()
+}
+
 #[test]
 fn a_resent_syn_gives_up_ecn_with_the_fallback() {
     // RFC 3168 section 6.1.1.1, Linux's tcp_ecn_clear_syn(): the resent SYN
@@ -295,18 +312,7 @@ fn a_resent_syn_gives_up_ecn_with_the_fallback() {
         let resent = fire(&mut s, SimTime::from_secs(1));
         assert_eq!(resent.len(), 1);
         assert_eq!(ecn_setup(&resent[0]), !fallback, "fallback {fallback}");
-        let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c(fallback));
-        let (mut acks, mut uid) = (Vec::new(), 0);
-        let mut em = Emit {
-            now: SimTime::from_secs(1),
-            out: &mut acks,
-            next_uid: &mut uid,
-        };
-        if first_arrived {
-            r.on_segment(&out[0], &mut em);
-        }
-        r.on_segment(&resent[0], &mut em);
-        let synack = *acks.last().unwrap();
+        let synack = synack_to(&c(fallback), &out[0], &resent[0], first_arrived);
         assert_eq!(synack.kind, PacketKind::SynAck);
         assert_eq!(synack.has(flags::ECE), first_arrived || !fallback);
         let data = feed(&mut s, &synack, SimTime::from_ms(1100));
@@ -354,18 +360,7 @@ fn a_scalable_control_whose_ecn_setup_is_lost_falls_back_to_reno() {
                 0,
                 "{feedback:?}: the resent SYN asks for no ECN"
             );
-            let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c);
-            let (mut acks, mut uid) = (Vec::new(), 0);
-            let mut em = Emit {
-                now: SimTime::from_secs(1),
-                out: &mut acks,
-                next_uid: &mut uid,
-            };
-            if first_arrived {
-                r.on_segment(&out[0], &mut em);
-            }
-            r.on_segment(&resent[0], &mut em);
-            let synack = *acks.last().unwrap();
+            let synack = synack_to(&c, &out[0], &resent[0], first_arrived);
             let yes = match feedback {
                 EcnFeedback::AccEcn => flags::CWR,
                 _ => flags::ECE,
@@ -707,6 +702,14 @@ impl Pipe {
     }
 }
 
+/// A SACK sender with an initial window of `iw` segments, RACK on or off.
+fn sack_cfg(iw: u32, rack: bool) -> TcpConfig {
+    let mut c = cfg(Recovery::Sack);
+    c.initial_window = iw;
+    c.rack = rack;
+    c
+}
+
 /// Drop the first transmission of the listed segments.
 fn lose_first(segments: &'static [u64]) -> Box<dyn FnMut(&Packet) -> bool> {
     Box::new(move |p| !p.has(flags::RETX) && segments.contains(&(p.seq / MSS)))
@@ -914,9 +917,7 @@ fn rack_resends_a_lost_retransmission_without_a_timeout() {
     // after the resend delivered and resends it again at once.
     let mut timeouts = Vec::new();
     for rack in [false, true] {
-        let mut c = cfg(Recovery::Sack);
-        c.initial_window = 40;
-        c.rack = rack;
+        let c = sack_cfg(40, rack);
         let mut n = 0;
         let drop = Box::new(move |p: &Packet| {
             if p.seq / MSS == 20 && n < 2 {
@@ -950,15 +951,8 @@ fn a_timeout_under_rack_leaves_recent_segments_in_flight() {
     // SACKs that follow releases a resend.
     let mut out = Vec::new();
     for rack in [false, true] {
-        let mut c = cfg(Recovery::Sack);
-        c.initial_window = 10;
-        c.rack = rack;
-        let mut p = Pipe::new(
-            c,
-            10_000_000,
-            SimTime::from_ms(50),
-            lose_first(&[5, 6, 7, 8, 9]),
-        );
+        let drop = lose_first(&[5, 6, 7, 8, 9]);
+        let mut p = Pipe::new(sack_cfg(10, rack), 10_000_000, SimTime::from_ms(50), drop);
         p.write(10 * MSS);
         p.run(SimTime::from_ms(1050));
         assert_eq!(p.delivered, 5 * MSS);
