@@ -622,22 +622,18 @@ impl Pipe {
         }
     }
 
+    /// The application writes `bytes` and closes (the first write opens
+    /// the connection).
     fn start(&mut self, bytes: u64) {
-        let mut out = Vec::new();
-        let mut em = Emit {
-            now: self.now,
-            out: &mut out,
-            next_uid: &mut self.uid,
-        };
-        self.snd.write(bytes, &mut em);
-        self.snd.close();
-        self.snd.open(&mut em);
-        self.route(out);
+        self.give(bytes, true);
     }
 
-    /// The application writes `bytes` more now (the first write opens the
-    /// connection); the sender is not closed.
+    /// The application writes `bytes` more now; the sender is not closed.
     fn write(&mut self, bytes: u64) {
+        self.give(bytes, false);
+    }
+
+    fn give(&mut self, bytes: u64, close: bool) {
         let first = self.order == 0;
         let mut out = Vec::new();
         let mut em = Emit {
@@ -646,6 +642,9 @@ impl Pipe {
             next_uid: &mut self.uid,
         };
         self.snd.write(bytes, &mut em);
+        if close {
+            self.snd.close();
+        }
         if first {
             self.snd.open(&mut em);
         }
