@@ -349,3 +349,38 @@ fn accecn_assumes_the_most_marks_on_stretch_acks() {
     let (counted, received, _) = marks_through(EcnFeedback::AccEcn, &marks, &[false], 400);
     assert_eq!(counted, received);
 }
+
+/// Under Linux's rules with PRR, DCTCP's reduction is the CWR state's
+/// (`tcp_enter_cwr()`): ssthresh is cwnd − ⌊cwnd·α/2⌋ (`dctcp_ssthresh()`)
+/// at once, and the window comes down to it as data is delivered, reaching
+/// it when the data sent after the echo is acknowledged.
+#[test]
+fn dctcp_under_the_linux_rules_reduces_by_prr() {
+    let mut c = cfg(EcnFeedback::Dctcp, dctcp(0.5));
+    c.cc_rules = super::CcRules::Linux;
+    c.prr = true;
+    let (mut s, _) = opened(c, 20);
+    feed(&mut s, &ack(2, 0), 10);
+    let seg = MSS as f64;
+    assert_eq!(
+        s.win.cwnd,
+        22.0 * seg,
+        "slow start: two segments acknowledged"
+    );
+    // α = 0.5 · 15/16; ssthresh = 22 − ⌊22 · α/2⌋ = 17.
+    let sent = feed(&mut s, &ack(4, E), 20);
+    assert_eq!(s.stats.ecn_reductions, 1);
+    assert_eq!(s.win.ssthresh, 17.0 * seg);
+    assert_eq!(s.win.cwnd, 22.0 * seg, "no cut at once");
+    // PRR: ⌈17 · 2 / 22⌉ = 2 segments for the two delivered.
+    assert_eq!(sent.len(), 2);
+    let mut acked = 4;
+    let mut cwnds = Vec::new();
+    while acked < 40 {
+        acked += 2;
+        feed(&mut s, &ack(acked, 0), 20 + acked);
+        cwnds.push(s.win.cwnd / seg);
+    }
+    assert!(cwnds.windows(2).take(6).all(|w| w[1] <= w[0]), "{cwnds:?}");
+    assert!(cwnds.contains(&17.0), "reaches ssthresh: {cwnds:?}");
+}

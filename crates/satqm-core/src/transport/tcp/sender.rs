@@ -1005,16 +1005,18 @@ impl TcpSender {
                 self.cc
                     .ssthresh_after(&self.win, Signal::Ecn, flight, self.cfg.mss);
             self.win.cwnd = match self.cfg.cc_rules {
+                // tcp_enter_cwr() with PRR: the window comes down to
+                // ssthresh over the next round trip (`prr_step`); so does
+                // DCTCP's (its ssthresh is cwnd(1 - α/2), dctcp_ssthresh()),
+                // not Prague's, which sets its window itself.
+                CcRules::Linux if self.cfg.prr && !self.cc.grows_through_cwr() => {
+                    self.prr = Some(Prr::start(self.win.cwnd, self.cfg.mss, true));
+                    self.win.cwnd
+                }
                 // A scalable control's threshold is its new window (never
                 // above the old: its floor of two segments raises nothing).
                 _ if self.cc.scalable() => self.win.ssthresh.min(self.win.cwnd),
                 CcRules::Rfc => (self.win.cwnd / 2.0).max(mss),
-                // tcp_enter_cwr() with PRR: the window comes down to
-                // ssthresh over the next round trip (`prr_step`).
-                CcRules::Linux if self.cfg.prr => {
-                    self.prr = Some(Prr::start(self.win.cwnd, self.cfg.mss, true));
-                    self.win.cwnd
-                }
                 // Without PRR, the window falls to ssthresh at once.
                 CcRules::Linux | CcRules::Linux2009 => self.win.ssthresh,
             };
