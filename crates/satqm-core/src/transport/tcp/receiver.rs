@@ -124,6 +124,9 @@ pub struct TcpReceiver {
     fin_at: Option<u64>,
     closed: bool,
     syn_seen: bool,
+    /// When the last SYN-ACK left (the handshake's round trip ends with the
+    /// first data segment).
+    synack_at: Option<SimTime>,
     /// ECN is on at this end and a SYN asked for it (ECE and CWR set, and
     /// AE with AccECN): the SYN-ACK says yes, with ECE (RFC 3168 section
     /// 6.1.1; DCTCP negotiates so too) or with AccECN's (AE, CWR, ECE) =
@@ -149,8 +152,6 @@ struct Ato {
     /// Linux's estimator, fed the handshake's round trip (its first
     /// sample: the RTO is the sample plus max(twice it, `min_rto`)).
     rtt: RttEstimator,
-    /// When the SYN-ACK left, until the first data segment measures it.
-    synack_at: Option<SimTime>,
 }
 
 /// `TCP_ATO_MIN` and `TCP_DELACK_MIN` (HZ/25).
@@ -161,10 +162,12 @@ const DELACK_MAX: SimTime = SimTime::from_ms(200);
 const MAX_ATO: SimTime = SimTime::from_ms(500);
 
 impl Ato {
-    /// `tcp_event_data_recv()`: an in-order data segment at `now`; true if
-    /// the receiver should (re)enter quick-ACK mode.
-    fn on_data(&mut self, now: SimTime) -> bool {
-        if let Some(sent) = self.synack_at.take() {
+    /// `tcp_event_data_recv()`: an in-order data segment at `now`, the
+    /// SYN-ACK having left at `synack_at`; true if the receiver should
+    /// (re)enter quick-ACK mode.
+    fn on_data(&mut self, now: SimTime, synack_at: Option<SimTime>) -> bool {
+        if let (SimTime::ZERO, Some(sent)) = (self.ato, synack_at) {
+            // The first data segment measures the handshake.
             self.rtt.sample(now - sent, 0, 0);
         }
         let rto = self.rtt.rto();
@@ -230,14 +233,11 @@ struct Autotune {
     /// `rcvq_space.space`: the bytes delivered in the last measured round
     /// trip.
     space: u64,
-    /// Bytes delivered, and when, at the last measure.
+    /// `rcv_nxt`, and when, at the last measure.
     mark_bytes: u64,
     mark_time: SimTime,
-    /// Bytes delivered in order so far.
-    delivered: u64,
     /// The receiver's round trip: SYN-ACK to the first data segment.
     rtt: Option<SimTime>,
-    synack_at: Option<SimTime>,
     /// Growth per segment received: two segments.
     step: u64,
     /// The first data segment has set the buffer's window.
@@ -261,19 +261,26 @@ impl Autotune {
             space: (10 * advmss).min(clamp),
             mark_bytes: 0,
             mark_time: SimTime::ZERO,
-            delivered: 0,
             rtt: None,
-            synack_at: None,
             step: 2 * cfg.mss as u64,
             measured: false,
         }
     }
 
-    /// A data segment of `len` bytes arrived at `now`, `delivered` of them
-    /// in order, with `unread` bytes (this segment's included) not yet
-    /// read, and the application reads (`read`: it was in order); true if
-    /// the window grew (the next ACK goes at once).
-    fn on_data(&mut self, now: SimTime, len: u64, delivered: u64, unread: u64, read: bool) -> bool {
+    /// A data segment of `len` bytes arrived at `now` (the SYN-ACK having
+    /// left at `synack_at`), the next byte expected then `rcv_nxt`, with
+    /// `unread` bytes (this segment's included) not yet read, and the
+    /// application reads (`read`: it was in order); true if the window grew
+    /// (the next ACK goes at once).
+    fn on_data(
+        &mut self,
+        now: SimTime,
+        synack_at: Option<SimTime>,
+        len: u64,
+        rcv_nxt: u64,
+        unread: u64,
+        read: bool,
+    ) -> bool {
         if !self.measured {
             // tcp_measure_rcv_mss(): the buffer's window at the measured
             // payload per byte of memory.
@@ -281,11 +288,8 @@ impl Autotune {
             self.clamp = (RMEM_DEFAULT * DATA_SCALING.0 / DATA_SCALING.1).min(self.cap);
             self.rcv_ssthresh = self.rcv_ssthresh.min(self.clamp);
             self.mark_time = now;
-            if let Some(sent) = self.synack_at.take() {
-                self.rtt = Some(now - sent);
-            }
+            self.rtt = synack_at.map(|sent| now - sent);
         }
-        self.delivered += delivered;
         // tcp_grow_window(): room below what the buffer allows, less what
         // waits unread.
         let room = self
@@ -300,11 +304,11 @@ impl Autotune {
         // trip.
         if let (true, Some(rtt)) = (read, self.rtt) {
             if now - self.mark_time >= rtt {
-                let copied = self.delivered - self.mark_bytes;
+                let copied = rcv_nxt - self.mark_bytes;
                 if copied > self.space {
                     self.drs(copied);
                 }
-                self.mark_bytes = self.delivered;
+                self.mark_bytes = rcv_nxt;
                 self.mark_time = now;
             }
         }
@@ -355,7 +359,6 @@ impl TcpReceiver {
                 ato: SimTime::ZERO,
                 lrcvtime: SimTime::ZERO,
                 rtt: RttEstimator::new(RtoRule::Linux, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-                synack_at: None,
             }),
             autotune: cfg.receive_autotuning.then(|| Box::new(Autotune::new(cfg))),
             ece: false,
@@ -372,6 +375,7 @@ impl TcpReceiver {
             fin_at: None,
             closed: false,
             syn_seen: false,
+            synack_at: None,
             ecn_setup: false,
             ecn_on: cfg.ecn,
             mss: cfg.mss,
@@ -449,14 +453,7 @@ impl TcpReceiver {
         if pkt.kind == PacketKind::Syn {
             self.syn_seen = true;
             self.ecn_setup |= self.ecn_on && pkt.has(flags::ECE) && pkt.has(flags::CWR);
-            if let Some(a) = &mut self.adaptive {
-                a.synack_at = Some(em.now);
-            }
-            if let Some(a) = &mut self.autotune {
-                if !a.measured {
-                    a.synack_at = Some(em.now);
-                }
-            }
+            self.synack_at = Some(em.now);
             self.last_adv = self.window();
             let mut p = em.packet(self.flow, self.node, self.peer, PacketKind::SynAck);
             p.size = self.ack_size;
@@ -521,17 +518,12 @@ impl TcpReceiver {
             self.unread += delivered;
             self.unacked_segments += 1;
             if let Some(a) = &mut self.adaptive {
-                if a.on_data(em.now) {
+                if a.on_data(em.now, self.synack_at) {
                     // tcp_incr_quickack(): never fewer than it has left.
                     self.quick = self.quick.max(self.quickack_start);
                 }
             }
-            let unread = self.unread + self.held;
-            if let Some(a) = &mut self.autotune {
-                if a.on_data(em.now, pkt.len as u64, delivered, unread, true) {
-                    self.quick |= 1;
-                }
-            }
+            self.grow_window(em.now, pkt.len as u64, 0, true);
             immediate = had_holes
                 || !self.delayed_ack
                 || self.unacked_segments >= 2
@@ -542,11 +534,8 @@ impl TcpReceiver {
             self.insert_ooo(start, end);
             immediate = true;
             // tcp_data_queue_ofo() grows the window too, under SACK.
-            let unread = self.unread + self.held;
-            if let (true, Some(a)) = (self.sack, &mut self.autotune) {
-                if a.on_data(em.now, pkt.len as u64, 0, unread + pkt.len as u64, false) {
-                    self.quick |= 1;
-                }
+            if self.sack {
+                self.grow_window(em.now, pkt.len as u64, pkt.len as u64, false);
             }
         }
         if self.auto_read {
@@ -569,6 +558,19 @@ impl TcpReceiver {
         Delivery {
             bytes: delivered,
             closed,
+        }
+    }
+
+    /// Receive-window autotuning for a data segment of `len` bytes, with
+    /// `queued` bytes held out of order besides the unread ones, read by
+    /// the application if `read`: a growth of the window sends the next
+    /// ACK at once (`icsk_ack.quick |= 1`).
+    fn grow_window(&mut self, now: SimTime, len: u64, queued: u64, read: bool) {
+        if let Some(a) = &mut self.autotune {
+            let unread = self.unread + self.held + queued;
+            if a.on_data(now, self.synack_at, len, self.rcv_nxt, unread, read) {
+                self.quick |= 1;
+            }
         }
     }
 

@@ -1070,11 +1070,9 @@ impl TcpSender {
         // RFC 5681: loss window of one segment, on top of what RACK left in
         // flight (Linux's tcp_enter_loss(): packets in flight + 1; without
         // RACK nothing is left).
-        let loss_window = self.timeout_window();
-        self.win.cwnd = loss_window;
+        self.win.cwnd = self.timeout_window();
         self.log_cut(now, CutKind::Timeout, before);
         if self.owns {
-            self.win.cwnd = loss_window;
             let mut c = self.control_context(now);
             self.cc.on_loss_state(&mut c);
             let lost = self.segs.lost_total();
