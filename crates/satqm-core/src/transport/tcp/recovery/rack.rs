@@ -168,8 +168,7 @@ impl Rack {
     /// `tcp_rack_skb_timeout(tp, skb, 0)`); `None` before any delivery
     /// (RACK.rtt is then zero: every segment is due).
     pub fn recent_after(&self, now: SimTime) -> Option<SimTime> {
-        self.newest
-            .map(|_| SimTime(now.ns().saturating_sub(self.rtt.ns())))
+        self.newest.map(|_| now.saturating_sub(self.rtt))
     }
 
     /// After a timeout: the segments it deemed lost are skipped by the
