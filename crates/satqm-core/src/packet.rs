@@ -6,6 +6,7 @@
 //! byte offsets from the start of the connection and never wrap.
 
 use crate::ids::{FlowId, NodeId};
+use crate::time::SimTime;
 
 /// What a packet is, as far as the receiving endpoint is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,11 +95,16 @@ pub struct Packet {
     pub size: u32,
     pub kind: PacketKind,
     pub flags: u8,
-    /// First payload byte (TCP data) or datagram number (UDP).
+    /// First payload byte (TCP data) or datagram number (UDP). A pure TCP
+    /// ACK or SYN-ACK, which sends no data, carries its timestamp value
+    /// here instead ([`ts_val`](Self::ts_val)).
     pub seq: u64,
     /// Payload bytes.
     pub len: u32,
-    /// Cumulative acknowledgement: next byte expected.
+    /// Cumulative acknowledgement: next byte expected. A TCP data segment,
+    /// which acknowledges no data in satqm (its flows are one-way), carries
+    /// its timestamp echo here instead ([`ts_ecr`](Self::ts_ecr)), an ATSP
+    /// data packet the time it was sent.
     pub ack: u64,
     /// Advertised receive window in bytes (already scaled).
     pub rwnd: u64,
@@ -143,6 +149,31 @@ impl std::ops::Deref for SackBlocks {
 }
 
 impl Packet {
+    /// The TCP timestamps option's TSval (RFC 7323) of an ACK or SYN-ACK:
+    /// when it left the receiver, in nanoseconds of simulated time (the
+    /// receiver's clock; the option itself counts milliseconds).
+    #[inline]
+    pub fn ts_val(&self) -> u64 {
+        self.seq
+    }
+
+    #[inline]
+    pub fn set_ts_val(&mut self, at: SimTime) {
+        self.seq = at.ns();
+    }
+
+    /// The TCP timestamps option's TSecr of a data segment: the newest
+    /// TSval its sender had received when it sent it ([`ts_val`](Self::ts_val)).
+    #[inline]
+    pub fn ts_ecr(&self) -> u64 {
+        self.ack
+    }
+
+    #[inline]
+    pub fn set_ts_ecr(&mut self, ts_val: u64) {
+        self.ack = ts_val;
+    }
+
     /// The place of this packet on a link's line once an outage took it
     /// off: of kind `Lost`, ending at `at` (the link's far end).
     pub fn lost_at(&self, at: NodeId) -> Packet {

@@ -19,18 +19,21 @@
 //!   advertised window shifted by that scale, and ACKs their SACK blocks;
 //!   the sender, which receives no data, advertises its whole buffer;
 //! - a connection with `timestamps` carries the timestamps option (RFC
-//!   7323, after two NOPs, as Linux aligns it) on every segment, with zero
-//!   values (satqm keeps no timestamp clock);
+//!   7323, after two NOPs, as Linux aligns it) on every segment: an ACK's
+//!   TSval is when it left the receiver and a data segment's TSecr the
+//!   newest TSval its sender had received, in milliseconds; the sender's
+//!   own clock is not kept (data segments' TSval and ACKs' TSecr are 0);
 //! - ATSP has no registered wire format: its packets are UDP datagrams
 //!   whose payload begins with the fields ATSP carries ([`atsp`]).
 //!
 //! A real packet of an emulation (kind `Outside`) is written as it is, its
 //! IP header's ECN field set to CE where an AQM marked it ([`set_ce`]).
 //!
-//! The TCP header grows with its options, so a captured frame can be a few
-//! bytes longer than the packet satqm queued (which counts a 40-byte
-//! TCP/IP header, 52 with timestamps): the IP total length is the one of
-//! the headers written.
+//! The TCP header grows with its options. satqm's packet sizes count the
+//! timestamps option and an ACK's SACK blocks, so a frame's IP length is
+//! the size queued but for the SYN and SYN-ACK, whose other options make
+//! them a few bytes longer: the IP total length is the one of the headers
+//! written.
 
 use crate::packet::{flags, Packet, PacketKind};
 
@@ -355,8 +358,17 @@ fn tcp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
         }
     }
     if wire.timestamps {
-        // NOP, NOP, kind 8, length 10, TSval, TSecr.
-        buf.extend_from_slice(&[1, 1, 8, 10, 0, 0, 0, 0, 0, 0, 0, 0]);
+        // NOP, NOP, kind 8, length 10, TSval, TSecr: the receiver's clock
+        // in milliseconds, as an ACK carries it and a segment echoes it.
+        let ms = |ns: u64| ((ns / 1_000_000) as u32).to_be_bytes();
+        let (val, ecr) = match pkt.kind {
+            PacketKind::TcpData => ([0; 4], ms(pkt.ts_ecr())),
+            PacketKind::SynAck | PacketKind::TcpAck => (ms(pkt.ts_val()), [0; 4]),
+            _ => ([0; 4], [0; 4]),
+        };
+        buf.extend_from_slice(&[1, 1, 8, 10]);
+        buf.extend_from_slice(&val);
+        buf.extend_from_slice(&ecr);
     }
     let header_len = buf.len() - at;
     // AE (RFC 9768) is the lowest bit of the data-offset byte.
@@ -376,6 +388,7 @@ fn tcp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
 mod tests {
     use super::*;
     use crate::ids::{FlowId, NodeId};
+    use crate::time::SimTime;
 
     fn data(seq: u64, len: u32) -> Packet {
         let mut p = Packet::new(7, FlowId(3), NodeId(0), NodeId(5), PacketKind::TcpData);
@@ -416,6 +429,7 @@ mod tests {
         let mut buf = Vec::new();
         let mut p = data(0, 1448);
         p.size = 1448 + 52;
+        p.set_ts_ecr(SimTime::from_ms(70_000).ns() + 999_999);
         assert_eq!(
             frame(&mut buf, &p, (0, 1), &wire, None),
             14 + p.size as usize
@@ -423,14 +437,20 @@ mod tests {
         let tcp = &buf[34..];
         assert_eq!(tcp[12] >> 4, 8, "a 32-byte TCP header");
         assert_eq!(&tcp[20..24], &[1, 1, 8, 10]);
+        // TSval 0 (the sender's clock is not kept), TSecr 70,000 ms.
+        assert_eq!(&tcp[24..28], &[0; 4]);
+        assert_eq!(&tcp[28..32], &70_000u32.to_be_bytes());
         let ip = &buf[14..34];
         assert_eq!(u16::from_be_bytes([ip[2], ip[3]]), 1500);
         let mut s = sum16(0, &ip[12..20]);
         s += 6 + 32 + 1448;
         assert_eq!(fold(sum16(s, tcp)), 0, "the checksum covers the option");
         // A pure ACK: 52 bytes.
-        let a = Packet::new(1, FlowId(3), NodeId(5), NodeId(0), PacketKind::TcpAck);
+        let mut a = Packet::new(1, FlowId(3), NodeId(5), NodeId(0), PacketKind::TcpAck);
+        a.set_ts_val(SimTime::from_ms(1_234));
         assert_eq!(frame(&mut buf, &a, (1, 0), &wire, None), 14 + 52);
+        // Its TSval in milliseconds.
+        assert_eq!(&buf[14 + 20 + 24..14 + 20 + 28], &1_234u32.to_be_bytes());
     }
 
     #[test]

@@ -321,7 +321,7 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         path,
         "receive_autotuning",
         "needs handshake = true and window_scaling = true",
-        "the receiver times its buffer by the handshake's round trip, and grows a scaled window",
+        "the receiver sets its buffer up at the handshake, whose SYN-ACK gives its first round-trip sample, and grows a scaled window",
     )?;
     if let Some(d) = raw.dupack_threshold {
         c.dupack_threshold = int_in(d, &format!("{path}.dupack_threshold"), 1, 100)? as u32;

@@ -329,8 +329,9 @@ pub fn rfc3390_initial_window(mss: u32) -> u32 {
 
 impl TcpConfig {
     /// Header bytes of a pure ACK (and of the handshake's segments): 40 for
-    /// TCP/IP, 52 with timestamps. SACK blocks add no bytes in satqm (Linux
-    /// adds 4 + 8 per block, at most three beside the timestamps).
+    /// TCP/IP, 52 with timestamps. An ACK's SACK blocks add 4 + 8 bytes a
+    /// block (the receiver adds them, as Linux does); a SYN's other options
+    /// (MSS, SACK permitted, window scale) add nothing in satqm.
     pub fn ack_header(&self) -> u32 {
         TCP_IP_HEADER
             + if self.timestamps {

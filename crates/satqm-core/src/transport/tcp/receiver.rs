@@ -40,8 +40,15 @@
 //!   6.18): with `copied` the bytes delivered in the last round trip and
 //!   `space` the previous measure, if `copied > space` the window becomes
 //!   2·copied·(1 + 2·(copied − space)/space) if larger, at most the
-//!   receive buffer. The round trip is the handshake's (SYN-ACK to first
-//!   data segment), where Linux follows its timestamps.
+//!   receive buffer. The round trip is the receiver's own estimate
+//!   (`rcv_rtt_est`): with `timestamps`, each ACK carries the time it left
+//!   (TSval), the sender echoes the newest it has received in every
+//!   segment (TSecr), and the time from an ACK to the first full-sized
+//!   segment echoing it is a sample (in whole milliseconds, as the
+//!   option counts); besides, the time to receive one advertised window
+//!   is a sample that can only lower the estimate. A lower sample replaces
+//!   the estimate, a higher one moves it by an eighth (Linux 6.18), so the
+//!   measure lengthens as a queue builds on the path.
 //! * ECN (RFC 3168 section 6.1.3): after a CE-marked segment, every ACK
 //!   carries ECE until a segment with CWR arrives.
 //! * DCTCP's feedback (RFC 8257 section 3.2, Linux's
@@ -138,6 +145,8 @@ pub struct TcpReceiver {
     mss: u32,
     /// Bytes of an ACK ([`TcpConfig::ack_header`]).
     ack_size: u32,
+    /// ACKs carry the timestamps option (RFC 7323).
+    timestamps: bool,
     pub stats: ReceiverStats,
 }
 
@@ -221,7 +230,7 @@ const DATA_SCALING: (u64, u64) = (158, 256);
 
 /// Linux's receive-window autotuning: `rcv_ssthresh` and the window the
 /// buffer allows (`window_clamp`), with Dynamic Right-Sizing's per-RTT
-/// measure (`rcvq_space`).
+/// measure (`rcvq_space`) and the receiver's RTT estimate (`rcv_rtt_est`).
 #[derive(Clone, Debug)]
 struct Autotune {
     /// The window to advertise (at most).
@@ -236,12 +245,81 @@ struct Autotune {
     /// `rcv_nxt`, and when, at the last measure.
     mark_bytes: u64,
     mark_time: SimTime,
-    /// The receiver's round trip: SYN-ACK to the first data segment.
-    rtt: Option<SimTime>,
+    /// The receiver's RTT estimate.
+    rtt: RcvRtt,
+    /// A full-sized segment's payload (`icsk_ack.rcv_mss`).
+    mss: u64,
     /// Growth per segment received: two segments.
     step: u64,
     /// The first data segment has set the buffer's window.
     measured: bool,
+}
+
+/// A receiver's round-trip estimate, which paces Dynamic Right-Sizing
+/// (Linux 6.18's `rcv_rtt_est`, `tcp_rcv_rtt_update()`,
+/// `tcp_rcv_rtt_measure()` and `tcp_rcv_rtt_measure_ts()` in
+/// `net/ipv4/tcp_input.c`). Two kinds of sample: with timestamps, the time
+/// from an ACK's TSval to the first full-sized segment that echoes it,
+/// counted in the option's whole milliseconds (a zero is no sample); and
+/// on every in-order segment, the time the receiver took to get a whole
+/// advertised window beyond the point where the last such measure began.
+/// A sample below the estimate replaces it; a larger timestamp sample
+/// moves it by an eighth (if nothing waits unread); a larger window
+/// sample is ignored.
+#[derive(Clone, Copy, Debug, Default)]
+struct RcvRtt {
+    /// Eight times the estimate, in microseconds (0: none yet).
+    us8: u64,
+    /// The last TSecr seen, in milliseconds.
+    last_ecr_ms: Option<u64>,
+    /// The window measure: the byte to reach, and when it began.
+    win_end: u64,
+    win_at: Option<SimTime>,
+}
+
+impl RcvRtt {
+    /// The estimate, if any.
+    fn get(&self) -> Option<SimTime> {
+        (self.us8 > 0).then(|| SimTime::from_us(self.us8 >> 3))
+    }
+
+    /// `tcp_rcv_rtt_update()`.
+    fn update(&mut self, sample_us: u64, window_based: bool, queue_empty: bool) {
+        let m = sample_us << 3;
+        if self.us8 == 0 || m < self.us8 {
+            self.us8 = m;
+        } else if !window_based && queue_empty {
+            self.us8 = self.us8 - (self.us8 >> 3) + sample_us;
+        }
+    }
+
+    /// `tcp_rcv_rtt_measure_ts()`: a segment of `len` payload bytes
+    /// echoing the TSval `ecr` (ns) arrived at `now`.
+    fn on_echo(&mut self, now: SimTime, ecr: u64, len: u64, mss: u64, queue_empty: bool) {
+        let ecr_ms = ecr / 1_000_000;
+        if self.last_ecr_ms == Some(ecr_ms) {
+            return;
+        }
+        self.last_ecr_ms = Some(ecr_ms);
+        let delta_ms = (now.ns() / 1_000_000).saturating_sub(ecr_ms);
+        if len >= mss && delta_ms > 0 {
+            self.update(delta_ms * 1000, false, queue_empty);
+        }
+    }
+
+    /// `tcp_rcv_rtt_measure()`: in-order data brought the next byte
+    /// expected to `rcv_nxt` at `now`, the last ACK having offered
+    /// `rcv_wnd`.
+    fn on_in_order(&mut self, now: SimTime, rcv_nxt: u64, rcv_wnd: u64) {
+        if let Some(at) = self.win_at {
+            if rcv_nxt < self.win_end {
+                return;
+            }
+            self.update(((now - at).ns() / 1000).max(1), true, true);
+        }
+        self.win_end = rcv_nxt + rcv_wnd;
+        self.win_at = Some(now);
+    }
 }
 
 impl Autotune {
@@ -261,26 +339,18 @@ impl Autotune {
             space: (10 * advmss).min(clamp),
             mark_bytes: 0,
             mark_time: SimTime::ZERO,
-            rtt: None,
+            rtt: RcvRtt::default(),
+            mss: cfg.mss as u64,
             step: 2 * cfg.mss as u64,
             measured: false,
         }
     }
 
-    /// A data segment of `len` bytes arrived at `now` (the SYN-ACK having
-    /// left at `synack_at`), the next byte expected then `rcv_nxt`, with
-    /// `unread` bytes (this segment's included) not yet read, and the
-    /// application reads (`read`: it was in order); true if the window grew
-    /// (the next ACK goes at once).
-    fn on_data(
-        &mut self,
-        now: SimTime,
-        synack_at: Option<SimTime>,
-        len: u64,
-        rcv_nxt: u64,
-        unread: u64,
-        read: bool,
-    ) -> bool {
+    /// A data segment of `len` bytes arrived at `now`, the next byte
+    /// expected then `rcv_nxt`, with `unread` bytes (this segment's
+    /// included) not yet read, and the application reads (`read`: it was
+    /// in order); true if the window grew (the next ACK goes at once).
+    fn on_data(&mut self, now: SimTime, len: u64, rcv_nxt: u64, unread: u64, read: bool) -> bool {
         if !self.measured {
             // tcp_measure_rcv_mss(): the buffer's window at the measured
             // payload per byte of memory.
@@ -288,7 +358,6 @@ impl Autotune {
             self.clamp = (RMEM_DEFAULT * DATA_SCALING.0 / DATA_SCALING.1).min(self.cap);
             self.rcv_ssthresh = self.rcv_ssthresh.min(self.clamp);
             self.mark_time = now;
-            self.rtt = synack_at.map(|sent| now - sent);
         }
         // tcp_grow_window(): room below what the buffer allows, less what
         // waits unread.
@@ -302,7 +371,7 @@ impl Autotune {
         }
         // tcp_rcv_space_adjust() as the application reads: once per round
         // trip.
-        if let (true, Some(rtt)) = (read, self.rtt) {
+        if let (true, Some(rtt)) = (read, self.rtt.get()) {
             if now - self.mark_time >= rtt {
                 let copied = rcv_nxt - self.mark_bytes;
                 if copied > self.space {
@@ -380,6 +449,7 @@ impl TcpReceiver {
             ecn_on: cfg.ecn,
             mss: cfg.mss,
             ack_size: cfg.ack_header(),
+            timestamps: cfg.timestamps,
             stats: ReceiverStats::default(),
         }
     }
@@ -391,6 +461,12 @@ impl TcpReceiver {
             Some(a) => free.min(a.rcv_ssthresh),
             None => free,
         }
+    }
+
+    /// The round-trip estimate that paces receive-window autotuning, once
+    /// it has one (`None` without autotuning).
+    pub fn rtt_estimate(&self) -> Option<SimTime> {
+        self.autotune.as_ref().and_then(|a| a.rtt.get())
     }
 
     /// A SYN or data has arrived (the connection is being used).
@@ -459,6 +535,9 @@ impl TcpReceiver {
             p.size = self.ack_size;
             p.ack = self.rcv_nxt;
             p.rwnd = self.window();
+            if self.timestamps {
+                p.set_ts_val(em.now);
+            }
             if self.ecn_setup {
                 p.flags |= if self.feedback == EcnFeedback::AccEcn {
                     flags::CWR
@@ -494,6 +573,11 @@ impl TcpReceiver {
             self.fin_at = Some(pkt.seq + pkt.len as u64);
         }
         let (start, end) = (pkt.seq, pkt.seq + pkt.len as u64);
+        if let (true, Some(a)) = (self.timestamps && end > self.rcv_nxt, &mut self.autotune) {
+            let queue_empty = self.unread + self.held == 0;
+            a.rtt
+                .on_echo(em.now, pkt.ts_ecr(), pkt.len as u64, a.mss, queue_empty);
+        }
         let mut delivered = 0;
         let immediate;
         if end <= self.rcv_nxt {
@@ -503,6 +587,11 @@ impl TcpReceiver {
             let had_holes = !self.ooo.is_empty();
             let old = self.rcv_nxt;
             self.rcv_nxt = end;
+            if let Some(a) = &mut self.autotune {
+                // tcp_event_data_recv() measures before the out-of-order
+                // data this segment joins is pulled in.
+                a.rtt.on_in_order(em.now, end, self.last_adv);
+            }
             // Pull in out-of-order ranges now contiguous.
             while let Some(&(s, e)) = self.ooo.first() {
                 if s > self.rcv_nxt {
@@ -568,7 +657,7 @@ impl TcpReceiver {
     fn grow_window(&mut self, now: SimTime, len: u64, queued: u64, read: bool) {
         if let Some(a) = &mut self.autotune {
             let unread = self.unread + self.held + queued;
-            if a.on_data(now, self.synack_at, len, self.rcv_nxt, unread, read) {
+            if a.on_data(now, len, self.rcv_nxt, unread, read) {
                 self.quick |= 1;
             }
         }
@@ -625,6 +714,9 @@ impl TcpReceiver {
         p.rwnd = self.window();
         self.last_adv = p.rwnd;
         p.size = self.ack_size;
+        if self.timestamps {
+            p.set_ts_val(em.now);
+        }
         if self.feedback == EcnFeedback::AccEcn {
             p.flags |= flags::ace_flags((self.ce_count % 8) as u8);
         } else if self.ece {
@@ -715,27 +807,36 @@ mod adaptive_tests {
 
     #[test]
     fn acks_carry_the_timestamps_option_when_it_is_on() {
+        // SYN-ACK and ACK: 40 or 52 bytes; then three segments beyond
+        // holes, ACKs with one, two and three SACK blocks: 4 + 8 bytes a
+        // block more (two NOPs, kind and length), as Linux sends them.
         for (timestamps, size) in [(false, 40), (true, 52)] {
             let c = TcpConfig {
                 timestamps,
                 delayed_ack: false,
+                recovery: Recovery::Sack,
                 ..TcpConfig::default()
             };
             let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c);
-            let (mut out, mut uid) = (Vec::new(), 0);
-            let mut em = Emit {
-                now: SimTime::ZERO,
-                out: &mut out,
-                next_uid: &mut uid,
-            };
-            r.on_segment(&syn(), &mut em);
-            r.on_segment(&data(0), &mut em);
+            let mut out = Vec::new();
+            for (k, pkt) in [syn(), data(0), data(2), data(4), data(6)]
+                .iter()
+                .enumerate()
+            {
+                out.extend(feed_at(&mut r, pkt, 100.0 * k as f64));
+            }
             let sizes: Vec<u32> = out.iter().map(|p| p.size).collect();
             assert_eq!(
                 sizes,
-                vec![size, size],
-                "SYN-ACK and ACK, timestamps {timestamps}"
+                vec![size, size, size + 12, size + 20, size + 28],
+                "timestamps {timestamps}"
             );
+            // The TSval is when the ACK left, if the option is on.
+            let ts: Vec<u64> = out.iter().map(|p| p.ts_val()).collect();
+            let expected: Vec<u64> = (0..5)
+                .map(|k| if timestamps { k * 100_000_000 } else { 0 })
+                .collect();
+            assert_eq!(ts, expected);
         }
     }
 
@@ -872,8 +973,44 @@ mod autotune_tests {
     }
 
     #[test]
+    fn the_round_trip_estimate_latches_lower_samples_and_smooths_higher_ones() {
+        let ms = |x: u64| SimTime::from_ms(x);
+        let ns = |x: u64| x * 1_000_000;
+        let mut e = RcvRtt::default();
+        // The first echo, 500 ms after its TSval: the estimate.
+        e.on_echo(ms(500), 0, MSS, MSS, true);
+        assert_eq!(e.get(), Some(ms(500)));
+        // The same TSval again is no sample, a short segment none either
+        // (but it uses up its TSval), nor a zero delta.
+        e.on_echo(ms(900), 0, MSS, MSS, true);
+        e.on_echo(ms(1_200), ns(400), 100, MSS, true);
+        e.on_echo(ms(1_200), ns(400), MSS, MSS, true);
+        e.on_echo(ms(1_201), ns(1_201), MSS, MSS, true);
+        assert_eq!(e.get(), Some(ms(500)));
+        // A larger one moves it by an eighth: 500 + (900 - 500)/8.
+        e.on_echo(ms(1_400), ns(500), MSS, MSS, true);
+        assert_eq!(e.get(), Some(ms(550)));
+        // Not while data waits unread.
+        e.on_echo(ms(1_500), ns(600), MSS, MSS, false);
+        assert_eq!(e.get(), Some(ms(550)));
+        // A smaller one replaces it at once.
+        e.on_echo(ms(1_800), ns(1_500), MSS, MSS, true);
+        assert_eq!(e.get(), Some(ms(300)));
+        // The window measure: a window of 10 segments from 2,000 ms, done
+        // at 2,450 ms, is larger and ignored; done within 250 ms next, it
+        // lowers the estimate.
+        e.on_in_order(ms(2_000), 0, 10 * MSS);
+        e.on_in_order(ms(2_300), 9 * MSS, 10 * MSS);
+        e.on_in_order(ms(2_450), 10 * MSS, 10 * MSS);
+        assert_eq!(e.get(), Some(ms(300)));
+        e.on_in_order(ms(2_700), 20 * MSS, 10 * MSS);
+        assert_eq!(e.get(), Some(ms(250)));
+    }
+
+    #[test]
     fn dynamic_right_sizing_raises_the_window_once_per_round_trip() {
-        // The SYN-ACK at 0, the first data at 500 ms: a 500 ms round trip.
+        // The SYN-ACK at 0, the first data at 500 ms: a 500 ms round trip
+        // (the time from an ACK's TSval to a segment that echoes it).
         // Rounds of 10, 20 and 40 segments, one per 500 ms; the measure of
         // a round trip that delivered more than the last (20 segments
         // against 10 x 1,460 bytes, then 40 against 20) raises the
@@ -887,12 +1024,17 @@ mod autotune_tests {
         for (round, n) in [(1.0, 10), (2.0, 20), (3.0, 40)] {
             let mut acks = 0;
             for i in 0..n {
-                acks += feed(&mut r, &data(k), 500.0 * round + i as f64).len();
+                // Each segment echoes an ACK of the round before (the
+                // SYN-ACK's, at 0, in the first).
+                let mut d = data(k);
+                d.set_ts_ecr(SimTime::from_ms(500 * (round as u64 - 1)).ns());
+                acks += feed(&mut r, &d, 500.0 * round + i as f64).len();
                 k += 1;
             }
             acks_per_round.push(acks);
         }
         let a = r.autotune.as_ref().unwrap();
+        assert_eq!(r.rtt_estimate(), Some(SimTime::from_ms(500)));
         // At 1,000 ms: 11 segments (15,928 bytes) against 14,600, a window
         // of 37,649 below the buffer's: no change. At 1,500 ms: 20
         // segments (28,960) against 15,928: 57,920 + 2 x floor(57,920 x

@@ -53,6 +53,9 @@ pub struct TcpSender {
     pub snd_nxt: u64,
     pub snd_max: u64,
     peer_rwnd: u64,
+    /// The newest TSval received (RFC 7323's TS.Recent), echoed in every
+    /// segment's TSecr when `timestamps` is on.
+    ts_recent: u64,
     pub win: Window,
     cc: Cc,
     rec: AnyRecovery,
@@ -198,6 +201,7 @@ impl TcpSender {
             snd_nxt: 0,
             snd_max: 0,
             peer_rwnd: cfg.max_advertised_window(),
+            ts_recent: 0,
             win: Window {
                 cwnd,
                 ssthresh: cfg.initial_ssthresh.map_or(f64::INFINITY, |b| b as f64),
@@ -423,6 +427,11 @@ impl TcpSender {
 
     /// An ACK (or SYN-ACK) from the receiver.
     pub fn on_ack(&mut self, pkt: &Packet, em: &mut Emit) {
+        if self.cfg.timestamps {
+            // RFC 7323 section 4.3 (Linux's tcp_store_ts_recent()): a pure
+            // ACK that passes PAWS, i.e. is not older, sets TS.Recent.
+            self.ts_recent = self.ts_recent.max(pkt.ts_val());
+        }
         match (self.state, pkt.kind) {
             (SenderState::SynSent, PacketKind::SynAck) => {
                 self.state = SenderState::Established;
@@ -1152,6 +1161,9 @@ impl TcpSender {
         p.seq = start;
         p.len = len;
         p.size = len + self.cfg.header;
+        if self.cfg.timestamps {
+            p.set_ts_ecr(self.ts_recent);
+        }
         if self.cfg.ecn && (!retx || self.cfg.ecn_feedback != EcnFeedback::Classic) {
             // RFC 3168 section 6.1.5: no ECT on retransmissions; DCTCP and
             // AccECN senders mark every segment ECN-capable, as Linux does

@@ -1287,3 +1287,26 @@ fn a_loss_during_the_ecn_reduction_keeps_its_ssthresh() {
     // A new reduction would halve the 19 segments PRR has left: 9.
     assert_eq!(s.win.ssthresh, 10.0 * MSS as f64, "no second reduction");
 }
+
+#[test]
+fn the_receivers_round_trip_follows_the_timestamps_echoed() {
+    // Linux's profile (timestamps, receive-window autotuning) through a
+    // 2 Mbit/s link, 50 ms each way: the handshake's round trip is 100 ms,
+    // and the queue the flow builds lengthens it several times over. The
+    // receiver's estimate, which paces Dynamic Right-Sizing, follows what
+    // its ACKs' timestamps take to come back in segments: it stays near
+    // the sender's own smoothed RTT.
+    let c = super::config::Profile::Linux.base(MSS as u32);
+    let mut p = Pipe::new(c, 2_000_000, SimTime::from_ms(50), Box::new(|_| false));
+    p.start(2_000 * MSS);
+    for s in [2, 4, 6] {
+        p.run(SimTime::from_secs(s));
+        let srtt = p.snd.srtt().unwrap().secs_f64();
+        let est = p.rcv.rtt_estimate().unwrap().secs_f64();
+        assert!(srtt > 0.25, "a queue has built by {s} s: SRTT {srtt}");
+        assert!(
+            (est - srtt).abs() < 0.15 * srtt,
+            "at {s} s: receiver {est} s, sender {srtt} s"
+        );
+    }
+}
