@@ -206,6 +206,11 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         };
     }
     if let CcKind::Cubic(p) = &mut c.cc {
+        if let HyStartKind::Linux { paced } = &mut p.hystart {
+            // A paced sender's ACK train is not halved (hystart_update():
+            // sk_pacing_status set by fq or by the sender's own pacing).
+            *paced = c.pacing;
+        }
         if let HyStartKind::Rfc9406 { paced } = &mut p.hystart {
             // RFC 9406 section 4.3: L is unbounded for a paced sender.
             *paced = c.pacing;
@@ -591,7 +596,7 @@ fn cubic_params(t: &mut CcTable) -> Result<CubicParams, ConfigError> {
     }
     if let Some(v) = t.take("hystart")? {
         p.hystart = match v.as_str() {
-            Some("linux") => HyStartKind::Linux,
+            Some("linux") => HyStartKind::Linux { paced: false },
             Some("rfc9406") => HyStartKind::Rfc9406 { paced: false },
             Some("off") => HyStartKind::Off,
             _ => {
@@ -945,17 +950,25 @@ mod tests {
     }
 
     #[test]
-    fn hystart_rfc9406_knows_whether_the_sender_paces() {
+    fn hystart_knows_whether_the_sender_paces() {
         use crate::transport::tcp::cc::HyStartKind;
-        let cubic = |extra: &str| {
+        let cubic = |extra: &str, kind: &str| {
             let t = bulk_tcp(&format!(
-                "{BASE}\n[tcp]\n{extra}\n[tcp.cc]\nkind = \"cubic\"\nhystart = \"rfc9406\"\n"
+                "{BASE}\n[tcp]\n{extra}\n[tcp.cc]\nkind = \"cubic\"\nhystart = \"{kind}\"\n"
             ));
             let CcKind::Cubic(p) = t.cc else { panic!() };
             p.hystart
         };
-        assert_eq!(cubic(""), HyStartKind::Rfc9406 { paced: false });
-        assert_eq!(cubic("pacing = true"), HyStartKind::Rfc9406 { paced: true });
+        assert_eq!(cubic("", "rfc9406"), HyStartKind::Rfc9406 { paced: false });
+        assert_eq!(
+            cubic("pacing = true", "rfc9406"),
+            HyStartKind::Rfc9406 { paced: true }
+        );
+        assert_eq!(cubic("", "linux"), HyStartKind::Linux { paced: false });
+        assert_eq!(
+            cubic("pacing = true", "linux"),
+            HyStartKind::Linux { paced: true }
+        );
         let e = err(&format!(
             "{BASE}\n[tcp]\nprofile = \"linux-2009\"\n[tcp.cc]\nkind = \"cubic\"\nhystart = \"rfc9406\"\n"
         ));

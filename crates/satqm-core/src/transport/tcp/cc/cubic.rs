@@ -51,7 +51,7 @@ impl Default for CubicParams {
             beta: 0.7,
             c: 0.4,
             fast_convergence: true,
-            hystart: HyStartKind::Linux,
+            hystart: HyStartKind::Linux { paced: false },
         }
     }
 }
@@ -63,9 +63,10 @@ pub enum HyStartKind {
     Off,
     /// Linux's HyStart (Ha & Rhee 2011, `hystart_update()` in
     /// `tcp_cubic.c`, on by default): leave slow start when an ACK train
-    /// lasts half the smallest RTT or when a round's smallest RTT rises
-    /// above the smallest by an eighth of it (4 to 16 ms).
-    Linux,
+    /// lasts half the smallest RTT (the whole of it if the sender paces,
+    /// `paced`, plus the device's allowance) or when a round's smallest
+    /// RTT rises above the smallest by an eighth of it (4 to 16 ms).
+    Linux { paced: bool },
     /// HyStart++ (RFC 9406, [`HyStartPp`]) in the initial slow start;
     /// `paced`: the sender paces, so an ACK's growth is not limited.
     Rfc9406 { paced: bool },
@@ -210,7 +211,9 @@ impl CongestionControl for Cubic {
                 self.min_rtt = Some(r);
             }
             let in_slow_start = w.cwnd < w.ssthresh;
-            if settled && in_slow_start && self.p.hystart == HyStartKind::Linux {
+            if let (true, true, HyStartKind::Linux { paced }) =
+                (settled, in_slow_start, self.p.hystart)
+            {
                 // Rounds are counted on every ACK of slow start, the tests
                 // run from 16 segments on (hystart_update() since Linux
                 // 6.13: a round counted only from 16 segments on starts in
@@ -218,7 +221,14 @@ impl CongestionControl for Cubic {
                 // the queue the previous round's burst built).
                 self.hystart.next_round(s);
                 if let (true, Some(min)) = (w.cwnd / m >= 16.0, self.min_rtt) {
-                    if self.hystart.update(r, min, s) {
+                    // Before 5.7 (the linux-2009 rules' kernels) the train
+                    // was half the smallest RTT, paced or not.
+                    let train = if self.rules == CcRules::Linux2009 {
+                        SimTime(min.ns() / 2)
+                    } else {
+                        train_threshold(min, paced, w.cwnd, s.srtt)
+                    };
+                    if self.hystart.update(r, min, train, s) {
                         w.ssthresh = w.cwnd;
                     }
                 }
@@ -298,6 +308,38 @@ pub struct HyStart {
 
 /// ACKs closer than this form a train (`hystart_ack_delta_us`).
 const ACK_DELTA: SimTime = SimTime(2_000_000);
+
+/// How long an ACK train must last to end slow start (`hystart_update()`
+/// since Linux 5.7): the smallest RTT plus the device's allowance, halved
+/// unless the sender paces (pacing spreads a round's segments over up to
+/// half a round trip), with a window of `cwnd` bytes.
+fn train_threshold(min: SimTime, paced: bool, cwnd: f64, srtt: Option<SimTime>) -> SimTime {
+    let t = min + ack_delay(cwnd, srtt);
+    if paced {
+        t
+    } else {
+        SimTime(t.ns() / 2)
+    }
+}
+
+/// `hystart_ack_delay()`: what the ACK train's threshold allows for the
+/// sender's device, the time four bursts of `sk_gso_max_size` (64 KB)
+/// take at the pacing rate, at most 1 ms. Linux keeps a pacing rate
+/// whether or not it paces, twice cwnd per SRTT in slow start
+/// (`tcp_update_pacing_rate()`, `tcp_pacing_ss_ratio` = 200 %); below
+/// 2.1 Gbit/s the allowance is the whole 1 ms.
+fn ack_delay(cwnd: f64, srtt: Option<SimTime>) -> SimTime {
+    const GSO_BURSTS: f64 = 4.0 * 65_536.0;
+    let cap = SimTime::from_ms(1);
+    match srtt {
+        Some(srtt) if cwnd > 0.0 => {
+            let rate = 2.0 * cwnd / srtt.secs_f64();
+            SimTime::from_secs_f64(GSO_BURSTS / rate).min(cap)
+        }
+        // No rate yet: Linux's sk_pacing_rate is then unbounded.
+        _ => SimTime::ZERO,
+    }
+}
 /// Samples per round for the delay test (`HYSTART_MIN_SAMPLES`).
 const MIN_SAMPLES: u32 = 8;
 
@@ -316,13 +358,14 @@ impl HyStart {
     }
 
     /// One RTT sample `rtt` in slow start, after
-    /// [`next_round`](Self::next_round), the path's smallest being `min`;
-    /// true if slow start should end now.
-    fn update(&mut self, rtt: SimTime, min: SimTime, s: &AckSample) -> bool {
-        // ACK train: ACKs closely spaced for half the smallest RTT.
+    /// [`next_round`](Self::next_round), the path's smallest being `min`
+    /// and an ACK train ending slow start once it lasts `train`; true if
+    /// slow start should end now.
+    fn update(&mut self, rtt: SimTime, min: SimTime, train: SimTime, s: &AckSample) -> bool {
+        // ACK train: ACKs closely spaced for `train`.
         if s.now - self.last_ack <= ACK_DELTA {
             self.last_ack = s.now;
-            if s.now - self.round_start > SimTime(min.ns() / 2) {
+            if s.now - self.round_start > train {
                 return true;
             }
         }
@@ -493,7 +536,7 @@ mod tests {
         for i in 0..8 {
             s.now = SimTime::from_secs(1) + SimTime::from_ms(5 * i);
             h.next_round(&s);
-            assert!(!h.update(min, min, &s));
+            assert!(!h.update(min, min, SimTime(min.ns() / 2), &s));
         }
         // A new round whose samples are 20 ms above: more than the 12.5 ms
         // threshold (100/8).
@@ -503,9 +546,58 @@ mod tests {
         for i in 0..9 {
             s.now = SimTime::from_secs(2) + SimTime::from_ms(5 * i);
             h.next_round(&s);
-            ended |= h.update(min + SimTime::from_ms(20), min, &s);
+            ended |= h.update(min + SimTime::from_ms(20), min, SimTime(min.ns() / 2), &s);
         }
         assert!(ended);
+    }
+
+    #[test]
+    fn a_paced_senders_ack_train_must_last_the_whole_smallest_rtt() {
+        // hystart_update() since Linux 5.7: the smallest RTT plus
+        // hystart_ack_delay() (1 ms below 2.1 Gbit/s), halved unless the
+        // sender paces.
+        let min = SimTime::from_ms(600);
+        let (cwnd, srtt) = (500.0 * 1448.0, Some(SimTime::from_ms(600)));
+        assert_eq!(
+            train_threshold(min, false, cwnd, srtt),
+            SimTime::from_us(300_500)
+        );
+        assert_eq!(
+            train_threshold(min, true, cwnd, srtt),
+            SimTime::from_ms(601)
+        );
+        // 10 MB per 1 ms at twice the window: four 64 KB bursts take 13.1 us.
+        let fast = train_threshold(SimTime::from_ms(1), true, 10e6, Some(SimTime::from_ms(1)));
+        assert_eq!(fast, SimTime::from_ms(1) + SimTime::from_ns(13_107));
+        // One round of 450 ACKs 1 ms apart after eight at the path's RTT: a
+        // 450 ms train ends an unpaced sender's slow start, not a paced
+        // one's; under the linux-2009 rules (2.6.29's half RTT) it does.
+        for (paced, rules, exits) in [
+            (false, CcRules::Linux, true),
+            (true, CcRules::Linux, false),
+            (true, CcRules::Linux2009, true),
+        ] {
+            let p = CubicParams {
+                hystart: HyStartKind::Linux { paced },
+                ..CubicParams::default()
+            };
+            let mut c = Cubic::new(p, rules);
+            let mut w = Window {
+                cwnd: 100_000.0,
+                ssthresh: f64::INFINITY,
+            };
+            let mut ended = false;
+            for i in 0..450u64 {
+                let now = SimTime::from_secs(2) + SimTime::from_ms(i);
+                let mut s = sample(0, now, Some(min));
+                s.srtt = srtt;
+                s.snd_una = 1;
+                s.snd_max = 1_000_000;
+                c.on_ack(&mut w, &s);
+                ended |= w.ssthresh.is_finite();
+            }
+            assert_eq!(ended, exits, "paced {paced}, {rules:?}");
+        }
     }
 
     #[test]
