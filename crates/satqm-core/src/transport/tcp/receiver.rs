@@ -247,8 +247,6 @@ struct Autotune {
     mark_time: SimTime,
     /// The receiver's RTT estimate.
     rtt: RcvRtt,
-    /// A full-sized segment's payload (`icsk_ack.rcv_mss`).
-    mss: u64,
     /// Growth per segment received: two segments.
     step: u64,
     /// The first data segment has set the buffer's window.
@@ -340,7 +338,6 @@ impl Autotune {
             mark_bytes: 0,
             mark_time: SimTime::ZERO,
             rtt: RcvRtt::default(),
-            mss: cfg.mss as u64,
             step: 2 * cfg.mss as u64,
             measured: false,
         }
@@ -574,9 +571,10 @@ impl TcpReceiver {
         }
         let (start, end) = (pkt.seq, pkt.seq + pkt.len as u64);
         if let (true, Some(a)) = (self.timestamps && end > self.rcv_nxt, &mut self.autotune) {
+            // A full-sized segment: the receiver's `mss` (`icsk_ack.rcv_mss`).
             let queue_empty = self.unread + self.held == 0;
-            a.rtt
-                .on_echo(em.now, pkt.ts_ecr(), pkt.len as u64, a.mss, queue_empty);
+            let (len, mss) = (pkt.len as u64, self.mss as u64);
+            a.rtt.on_echo(em.now, pkt.ts_ecr(), len, mss, queue_empty);
         }
         let mut delivered = 0;
         let immediate;
