@@ -311,6 +311,7 @@ pub struct RawTcp {
     pub timestamps: Option<bool>,
     pub ecn_fallback: Option<bool>,
     pub receive_autotuning: Option<bool>,
+    pub dsack: Option<bool>,
     pub profile: Option<String>,
 }
 

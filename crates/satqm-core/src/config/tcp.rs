@@ -50,6 +50,7 @@ pub(super) fn tcp_for(
                 timestamps: None,
                 ecn_fallback: None,
                 receive_autotuning: None,
+                dsack: None,
                 cc: unless(linux, &base.cc),
                 hybla_rtt0: unless(linux, &base.hybla_rtt0),
                 fixed_window: unless(linux, &base.fixed_window),
@@ -130,6 +131,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         timestamps,
         ecn_fallback,
         receive_autotuning,
+        dsack,
         profile
     )
 }
@@ -267,6 +269,15 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         "tlp",
         "needs rack = true",
         "RACK detects the losses a probe reveals",
+    )?;
+    c.dsack = needs(
+        raw.dsack,
+        c.dsack,
+        sack,
+        path,
+        "dsack",
+        sack_why,
+        "D-SACK is a SACK block",
     )?;
     c.prr = needs(
         raw.prr,
@@ -876,6 +887,7 @@ mod tests {
         assert_eq!(t.delayed_ack_timeout, SimTime::from_ms(40));
         assert_eq!(t.initial_window, 3, "RFC 3390 at an MSS of 1460");
         assert!(!t.prr, "PRR came with Linux 3.2");
+        assert!(t.dsack, "D-SACK and its undo date from 2.4");
         {
             use crate::transport::tcp::{CcRules, RtoRule};
             assert_eq!(
@@ -1398,6 +1410,17 @@ cc = \"prague\"\npacing = false\n"
             e.contains("tcp.ecn_fallback") && e.contains("needs ECN"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn dsack_follows_the_linux_profile_and_needs_sack() {
+        let on = |extra: &str| bulk_tcp(&format!("{BASE}\n[tcp]\n{extra}\n")).dsack;
+        assert!(!on(""));
+        assert!(on("profile = \"linux\""));
+        assert!(!on("profile = \"linux\"\ndsack = false"));
+        assert!(on("recovery = \"sack\"\ndsack = true"));
+        let e = err(&format!("{BASE}\n[tcp]\ndsack = true\n"));
+        assert!(e.starts_with("tcp.dsack: needs recovery = \"sack\""), "{e}");
     }
 
     #[test]

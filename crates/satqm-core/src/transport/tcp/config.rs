@@ -161,6 +161,13 @@ pub struct TcpConfig {
     /// With SACK recovery: Proportional Rate Reduction (RFC 6937), Linux's
     /// recovery since 3.2 (`tcp_cwnd_reduction()`).
     pub prr: bool,
+    /// With SACK recovery: the receiver reports duplicate segments
+    /// (D-SACK, RFC 2883) and the sender undoes a window reduction that
+    /// they show was unnecessary (RFC 3708's detection, Linux's
+    /// `tcp_dsack = 1` and its undo: `tcp_try_undo_dsack()`,
+    /// `tcp_try_undo_recovery()`, `tcp_try_undo_loss()`); the same
+    /// D-SACKs widen RACK's reordering window once reordering was seen.
+    pub dsack: bool,
     pub handshake: bool,
     pub dupack_threshold: u32,
     /// Slow start threshold before the first loss, bytes; `None`: no limit
@@ -215,6 +222,7 @@ impl Default for TcpConfig {
             rack: false,
             tlp: false,
             prr: false,
+            dsack: false,
             handshake: true,
             dupack_threshold: 3,
             initial_ssthresh: None,
@@ -293,6 +301,7 @@ impl Profile {
                 rack: true,
                 tlp: true,
                 prr: true,
+                dsack: true,
                 send_buffer: Some(4 * 1024 * 1024),
                 timestamps: true,
                 ecn_fallback: true,
@@ -310,6 +319,7 @@ impl Profile {
                 rto_rule: RtoRule::Linux2009,
                 cc_rules: CcRules::Linux2009,
                 quickack: 16,
+                dsack: true,
                 timestamps: true,
                 ecn_fallback: true,
                 ..rfc

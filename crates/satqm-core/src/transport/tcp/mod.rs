@@ -26,6 +26,7 @@ pub mod segments;
 pub mod sender;
 pub mod sndbuf;
 pub mod stats;
+pub mod undo;
 
 pub use config::{
     rfc3390_initial_window, CcKind, CcRules, EcnCodepoint, EcnFeedback, Profile, Recovery, RtoRule,

@@ -94,6 +94,10 @@ pub struct TcpReceiver {
     delayed_ack: bool,
     delayed_ack_timeout: SimTime,
     sack: bool,
+    /// Report duplicate segments in the first SACK block (D-SACK).
+    dsack: bool,
+    /// The duplicate range the next ACK reports first (RFC 2883), once.
+    dsack_block: Option<(u64, u64)>,
     max_window: u64,
     /// Next byte expected.
     pub rcv_nxt: u64,
@@ -411,6 +415,8 @@ impl TcpReceiver {
             delayed_ack: cfg.delayed_ack,
             delayed_ack_timeout: cfg.delayed_ack_timeout,
             sack: cfg.recovery == Recovery::Sack,
+            dsack: cfg.dsack,
+            dsack_block: None,
             max_window: cfg.max_advertised_window(),
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -581,7 +587,12 @@ impl TcpReceiver {
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
             immediate = true;
+            self.on_duplicate(start, end);
         } else if start <= self.rcv_nxt {
+            if start < self.rcv_nxt {
+                // Its head was here already (`tcp_data_queue()`).
+                self.on_duplicate(start, self.rcv_nxt);
+            }
             let had_holes = !self.ooo.is_empty();
             let old = self.rcv_nxt;
             self.rcv_nxt = end;
@@ -618,6 +629,12 @@ impl TcpReceiver {
                 || ce_changed;
         } else {
             self.stats.out_of_order_segments += 1;
+            if self.dsack {
+                // Held already, wholly or in part (`tcp_data_queue_ofo()`).
+                if let Some(&(s, e)) = self.ooo.iter().find(|r| r.0 < end && start < r.1) {
+                    self.dsack_block = Some((start.max(s), end.min(e)));
+                }
+            }
             self.insert_ooo(start, end);
             immediate = true;
             // tcp_data_queue_ofo() grows the window too, under SACK.
@@ -692,6 +709,22 @@ impl TcpReceiver {
         }
     }
 
+    /// Data below `rcv_nxt` arrived again: report it in a D-SACK
+    /// (`tcp_dsack_set()`), and, as Linux's receiver, acknowledge the next
+    /// segments at once (`tcp_enter_quickack_mode()`: the sender may have
+    /// resent them after a timeout and be waiting with a small window).
+    fn on_duplicate(&mut self, start: u64, end: u64) {
+        if self.dsack {
+            self.dsack_block = Some((start, end));
+        }
+        if self.quickack_start > 0 {
+            self.quick = self.quick.max(self.quickack_start);
+            if let Some(a) = self.adaptive.as_mut().filter(|a| a.ato > SimTime::ZERO) {
+                a.ato = ATO_MIN;
+            }
+        }
+    }
+
     fn insert_ooo(&mut self, start: u64, end: u64) {
         let i = self.ooo.partition_point(|r| r.1 < start);
         let mut s = start;
@@ -720,21 +753,28 @@ impl TcpReceiver {
         } else if self.ece {
             p.flags |= flags::ECE;
         }
-        if self.sack && !self.ooo.is_empty() {
+        let dsack = self.dsack_block.take();
+        if self.sack && (!self.ooo.is_empty() || dsack.is_some()) {
             let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
             let mut n = 0;
+            // RFC 2883: the duplicate range first, then the usual blocks.
+            if let Some(d) = dsack {
+                blocks[0] = d;
+                n = 1;
+            }
+            let first_sack = n;
             if let Some(first) = self
                 .newest_ooo
                 .and_then(|s| self.ooo.iter().find(|r| r.0 == s))
             {
-                blocks[0] = *first;
-                n = 1;
+                blocks[n] = *first;
+                n += 1;
             }
             for r in self.ooo.iter().rev() {
                 if n == MAX_SACK_BLOCKS {
                     break;
                 }
-                if n > 0 && *r == blocks[0] {
+                if n > first_sack && *r == blocks[first_sack] {
                     continue;
                 }
                 blocks[n] = *r;
@@ -1045,5 +1085,88 @@ mod autotune_tests {
         // 15 go two to an ACK (a Linux 6.18 receiver on the same path: 24
         // and 8).
         assert_eq!(acks_per_round, vec![8, 10, 25 + 7]);
+    }
+}
+
+#[cfg(test)]
+mod dsack_tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn receiver(dsack: bool) -> TcpReceiver {
+        let c = TcpConfig {
+            recovery: Recovery::Sack,
+            dsack,
+            mss: MSS as u32,
+            quickack: 16,
+            ..TcpConfig::default()
+        };
+        TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c)
+    }
+
+    fn data(k: u64) -> Packet {
+        let mut p = Packet::new(k + 1, FlowId(0), NodeId(0), NodeId(1), PacketKind::TcpData);
+        p.seq = k * MSS;
+        p.len = MSS as u32;
+        p
+    }
+
+    /// Feed segment `k`; the SACK blocks of the ACK it sent, in segments.
+    fn blocks(r: &mut TcpReceiver, k: u64, ms: f64) -> Option<Vec<(u64, u64)>> {
+        let acks = feed_at(r, &data(k), ms);
+        acks.last().map(|a| {
+            a.sack_blocks()
+                .iter()
+                .map(|&(s, e)| (s / MSS, e / MSS))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn duplicates_are_reported_first_and_once() {
+        let mut r = receiver(true);
+        for k in 0..4 {
+            blocks(&mut r, k, k as f64);
+        }
+        // Below rcv_nxt: a D-SACK alone (RFC 2883 section 4.1.1).
+        assert_eq!(blocks(&mut r, 2, 10.0), Some(vec![(2, 3)]));
+        assert_eq!(r.stats.duplicate_segments, 1);
+        // Out of order, then the same again: the D-SACK first, then the
+        // block holding it (section 4.1.2).
+        assert_eq!(blocks(&mut r, 6, 11.0), Some(vec![(6, 7)]));
+        assert_eq!(blocks(&mut r, 7, 12.0), Some(vec![(6, 8)]));
+        assert_eq!(blocks(&mut r, 6, 13.0), Some(vec![(6, 7), (6, 8)]));
+        // The next ACK reports it no more.
+        assert_eq!(blocks(&mut r, 9, 14.0), Some(vec![(9, 10), (6, 8)]));
+        // A duplicate below rcv_nxt with holes above: the D-SACK, then the
+        // newest block first, as ever.
+        assert_eq!(blocks(&mut r, 1, 15.0), Some(vec![(1, 2), (9, 10), (6, 8)]));
+    }
+
+    #[test]
+    fn without_dsack_a_duplicate_gets_a_plain_ack() {
+        let mut r = receiver(false);
+        for k in 0..4 {
+            blocks(&mut r, k, k as f64);
+        }
+        assert_eq!(blocks(&mut r, 2, 10.0), Some(vec![]));
+    }
+
+    #[test]
+    fn a_duplicate_brings_quick_acks_back() {
+        // tcp_data_queue(): a segment wholly below rcv_nxt puts the
+        // receiver in quick-ACK mode, so the segments after a spurious
+        // resend are acknowledged one by one.
+        let mut r = receiver(true);
+        r.delayed_ack = true;
+        for k in 0..40 {
+            feed_at(&mut r, &data(k), k as f64);
+        }
+        assert_eq!(r.quick, 0, "the start's quick ACKs are spent");
+        assert_eq!(feed_at(&mut r, &data(40), 50.0).len(), 0, "delayed");
+        assert_eq!(feed_at(&mut r, &data(3), 51.0).len(), 1);
+        assert_eq!(feed_at(&mut r, &data(41), 52.0).len(), 1, "at once");
+        assert_eq!(feed_at(&mut r, &data(42), 53.0).len(), 1, "at once");
     }
 }

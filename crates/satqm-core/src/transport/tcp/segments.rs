@@ -331,6 +331,14 @@ impl Segments {
         s.rtx = false;
     }
 
+    /// No segment is deemed lost any more (those resent stay resent).
+    pub fn clear_lost(&mut self) {
+        for s in self.q.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_bytes = 0;
+    }
+
     /// Bytes of the SACKed segments.
     #[inline]
     pub fn sacked_bytes(&self) -> u64 {

@@ -28,6 +28,7 @@ use super::rtt::RttEstimator;
 use super::segments::Segments;
 use super::sndbuf::SendBuffer;
 pub use super::stats::{CutKind, SenderStats, WindowCut};
+use super::undo::Undo;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderState {
@@ -112,6 +113,12 @@ pub struct TcpSender {
     /// Proportional Rate Reduction's state while a SACK recovery, or the
     /// window reduction after an ECN echo, lasts (with `prr`).
     prr: Option<Prr>,
+    /// Undoing reductions that D-SACKs show unnecessary (with `dsack`).
+    undo: Option<Box<Undo>>,
+    /// The ACK being read reports congestion (ECE, or new CE marks).
+    ece_ack: bool,
+    /// A tail loss probe is being sent.
+    probing: bool,
 }
 
 /// Proportional Rate Reduction during a loss recovery or the window
@@ -236,6 +243,9 @@ impl TcpSender {
             paced: cfg.rate_cap.is_some() || cfg.pacing || owns,
             send_hooks: cfg.rate_cap.is_some() || cfg.pacing || owns || rate.is_some() || cfg.prr,
             prr: None,
+            undo: cfg.dsack.then(Box::default),
+            ece_ack: false,
+            probing: false,
             rate,
             cfg,
         }
@@ -467,11 +477,31 @@ impl TcpSender {
         let delivered_before = self.snd_una + self.segs.sacked_bytes();
         let (una_before, lost_before) = (self.snd_una, self.segs.lost_total());
         let sacked_before = self.segs.sacked_bytes();
+        let (was_recovery, was_open) = (self.rec.in_recovery(), self.rec.is_open(self.snd_una));
         if pkt.n_sack > 0 {
+            let blocks = pkt.sack_blocks();
+            if self.undo.is_some() {
+                self.read_dsack(&blocks, ack);
+            }
             self.rec
-                .on_sack_blocks(&mut self.segs, &pkt.sack_blocks(), self.snd_una, em.now);
+                .on_sack_blocks(&mut self.segs, &blocks, self.snd_una, em.now);
         }
         self.newly_sacked = self.segs.sacked_bytes() > sacked_before;
+        if self.undo.is_some() {
+            self.ece_ack = if classic {
+                pkt.has(flags::ECE)
+            } else {
+                self.cfg.ecn && self.reports_marks(pkt)
+            };
+            if self.ece_ack {
+                self.undo_mut().keep_reduction();
+            }
+            if was_open && self.rec.is_open(self.snd_una) {
+                // tcp_try_undo_dsack() in the Open and Disorder states, before
+                // this ACK may start a recovery.
+                self.try_undo(false, false, una_before);
+            }
+        }
 
         // RFC 3168 section 6.1.2: no window growth on an ECN-Echo ACK (nor,
         // with the other feedback, on an ACK reporting new marks or until
@@ -508,6 +538,9 @@ impl TcpSender {
         if self.cfg.ecn && !classic && ack >= self.snd_una {
             self.read_feedback(pkt, delivered_before, dupack, em.now);
         }
+        if self.undo.is_some() && !was_open {
+            self.try_undo(was_recovery, !was_recovery, una_before);
+        }
 
         if ack >= self.tlp_high_seq.unwrap_or(u64::MAX) {
             self.tlp_high_seq = None;
@@ -540,6 +573,100 @@ impl TcpSender {
         if self.cfg.tlp {
             self.arm_loss_probe(em.now);
         }
+    }
+
+    fn undo_mut(&mut self) -> &mut Undo {
+        self.undo.as_mut().expect("dsack is on")
+    }
+
+    /// An ACK's SACK blocks, before the scoreboard reads them: if the
+    /// first is a D-SACK, count the episode's resends it shows
+    /// unnecessary.
+    #[inline(never)]
+    fn read_dsack(&mut self, blocks: &[(u64, u64)], ack: u64) {
+        let mss = self.cfg.mss;
+        let Some(d) = self.undo_mut().read(blocks, ack, mss) else {
+            return;
+        };
+        // Resent segments it covers that are still in the queue.
+        let mut resent = 0;
+        if d.end > self.snd_una {
+            for i in self.segs.first_from(d.start.max(self.snd_una))..self.segs.len() {
+                let seg = self.segs.get(i);
+                if seg.end() > d.end {
+                    break;
+                }
+                resent += u64::from(seg.ever_retx);
+            }
+        }
+        let una = self.snd_una;
+        self.undo_mut().on_dsack(&d, una, resent);
+    }
+
+    /// Resent segments in flight: resent since last deemed lost, and
+    /// neither SACKed nor acknowledged (Linux's `retrans_out`).
+    fn resent_in_flight(&self) -> u64 {
+        self.segs.iter().filter(|s| s.rtx() && !s.sacked()).count() as u64
+    }
+
+    /// A loss episode begins (a recovery, or a timeout outside one):
+    /// remember what to undo. cwnd and ssthresh are those before it; the
+    /// threshold is restored only if no ECN reduction is under way and
+    /// this ACK did not report congestion (`tcp_enter_recovery()`,
+    /// `tcp_enter_loss()`: `tcp_current_ssthresh()`, at least three
+    /// quarters of cwnd).
+    fn begin_undo(&mut self, cwnd: f64, ssthresh: f64, ecn_reducing: bool) {
+        let mss = self.cfg.mss as f64;
+        let segs = (cwnd / mss).floor() as u64;
+        let prior_ssthresh = if ecn_reducing {
+            0.0
+        } else {
+            ssthresh.max(((segs >> 1) + (segs >> 2)) as f64 * mss)
+        };
+        let (una, resent) = (self.snd_una, self.resent_in_flight());
+        self.undo_mut().begin(una, resent, cwnd, prior_ssthresh);
+    }
+
+    /// Undo checks after an ACK (`tcp_fastretrans_alert()`): in a
+    /// recovery (`recovery`), at its end (`tcp_try_undo_recovery()`) or
+    /// while it lasts (`tcp_try_undo_dsack()`, which ends it); after a
+    /// timeout (`after_timeout`, `tcp_process_loss()`), once the cumulative
+    /// ACK moves (`tcp_try_undo_loss()`, which also forgets the segments
+    /// deemed lost); otherwise a late D-SACK may still undo the last
+    /// episode (`tcp_try_undo_dsack()`).
+    fn try_undo(&mut self, recovery: bool, after_timeout: bool, una_before: u64) {
+        if !self.undo.as_ref().is_some_and(|u| u.possible()) {
+            return;
+        }
+        if after_timeout {
+            if self.snd_una > una_before {
+                self.undo_reduction(true);
+            } else if self.rec.is_open(self.snd_una) {
+                self.undo_reduction(false);
+            }
+        } else if recovery || self.rec.is_open(self.snd_una) {
+            self.undo_reduction(false);
+        }
+    }
+
+    /// `tcp_undo_cwnd_reduction()`: the episode ends; cwnd and ssthresh
+    /// come back unless an ECN echo said to keep them; `forget_lost`: the
+    /// segments deemed lost are not resent.
+    fn undo_reduction(&mut self, forget_lost: bool) {
+        let restore = self.undo_mut().take();
+        self.rec
+            .end_episode(&mut self.segs, self.snd_una, forget_lost);
+        self.prr = None;
+        self.timer_retx_una = None;
+        self.stats.undos += 1;
+        let Some((prior_cwnd, prior_ssthresh)) = restore else {
+            return;
+        };
+        if !self.owns {
+            self.win.cwnd = self.win.cwnd.max(prior_cwnd);
+        }
+        self.cc.on_undo();
+        self.win.ssthresh = self.win.ssthresh.max(prior_ssthresh);
     }
 
     /// Proportional Rate Reduction on an ACK during a recovery or after an
@@ -762,7 +889,7 @@ impl TcpSender {
     /// RACK's loss detection (a no-op without it); a recovery it starts
     /// is logged and its first segment resent at once.
     fn rack_detect(&mut self, em: &mut Emit) {
-        let before = self.win.cwnd;
+        let (before, ssthresh) = (self.win.cwnd, self.win.ssthresh);
         let srtt = self.rtt.srtt();
         let owned = self.owns.then_some(before);
         let (rec, mut c) = self.recovery();
@@ -771,7 +898,7 @@ impl TcpSender {
             self.win.cwnd = cwnd;
         }
         if started {
-            self.log_loss(em.now, before);
+            self.log_loss(em.now, before, ssthresh);
             self.retransmit_at(self.snd_una, em);
         }
     }
@@ -818,7 +945,9 @@ impl TcpSender {
                 if self.cfg.rack {
                     self.rec.on_resent(&self.segs, i, em.now);
                 }
+                self.probing = true;
                 self.emit_segment(start, len, true, em);
+                self.probing = false;
             }
             if self.stats.segments_sent > sent_before {
                 self.tlp_high_seq = Some(self.snd_max);
@@ -914,7 +1043,7 @@ impl TcpSender {
     }
 
     fn on_dupack(&mut self, em: &mut Emit) {
-        let before = self.win.cwnd;
+        let (before, ssthresh) = (self.win.cwnd, self.win.ssthresh);
         let owned = self.owns.then_some(before);
         let (rec, mut c) = self.recovery();
         let decision = rec.on_dupack(&mut c);
@@ -924,12 +1053,12 @@ impl TcpSender {
         match decision {
             DupAck::Wait => {}
             DupAck::FastRetransmit => {
-                self.log_loss(em.now, before);
+                self.log_loss(em.now, before, ssthresh);
                 self.retransmit_at(self.snd_una, em);
             }
-            DupAck::Recovery => self.log_loss(em.now, before),
+            DupAck::Recovery => self.log_loss(em.now, before, ssthresh),
             DupAck::GoBackN => {
-                self.log_loss(em.now, before);
+                self.log_loss(em.now, before, ssthresh);
                 self.snd_nxt = self.snd_una;
             }
         }
@@ -951,7 +1080,12 @@ impl TcpSender {
     }
 
     /// A loss episode began from duplicate ACKs: count and log it.
-    fn log_loss(&mut self, now: SimTime, cwnd_before: f64) {
+    fn log_loss(&mut self, now: SimTime, cwnd_before: f64, ssthresh_before: f64) {
+        if self.undo.is_some() {
+            let reducing = self.prr.is_some_and(|p| p.cwr)
+                || (self.cfg.ecn && self.snd_una <= self.ecn_recover);
+            self.begin_undo(cwnd_before, ssthresh_before, reducing || self.ece_ack);
+        }
         if self.cfg.prr && !self.owns {
             // A recovery begins: PRR counts from here (the fast
             // retransmission that follows is its first send), unless the
@@ -1031,6 +1165,10 @@ impl TcpSender {
             };
         }
         self.ecn_recover = self.snd_max;
+        if let Some(u) = &mut self.undo {
+            // tcp_enter_cwr(): nothing to undo.
+            u.forget();
+        }
         // AccECN's data segments carry no CWR (RFC 9768 section 3.2.2).
         self.cwr_pending = self.cfg.ecn_feedback != EcnFeedback::AccEcn;
         self.stats.ecn_reductions += 1;
@@ -1058,7 +1196,11 @@ impl TcpSender {
             self.rto_deadline = None;
             return;
         }
-        let before = self.win.cwnd;
+        let (before, ssthresh_before) = (self.win.cwnd, self.win.ssthresh);
+        // Linux's tcp_enter_loss(): a timeout outside a recovery, other than
+        // one more for the segment the timer already resent, starts an
+        // episode to undo; one during a recovery carries on with its.
+        let new_episode = !self.rec.in_recovery() && self.timer_retx_una != Some(self.snd_una);
         // A timeout ends any recovery, and PRR with it.
         self.prr = None;
         // RFC 5681 section 3.1: once the timer has resent this segment,
@@ -1075,6 +1217,9 @@ impl TcpSender {
         let (rec, mut c) = self.recovery();
         if rec.on_timeout(&mut c, now) == AfterTimeout::GoBackN {
             self.snd_nxt = self.snd_una;
+        }
+        if self.undo.is_some() && new_episode {
+            self.begin_undo(before, ssthresh_before, false);
         }
         // RFC 5681: loss window of one segment, on top of what RACK left in
         // flight (Linux's tcp_enter_loss(): packets in flight + 1; without
@@ -1186,6 +1331,9 @@ impl TcpSender {
         self.stats.segments_sent += 1;
         if retx {
             self.stats.retransmits += 1;
+            if let Some(u) = &mut self.undo {
+                u.on_resend(!self.probing);
+            }
         }
         if self.rto_deadline.is_none()
             || (retx && start == self.snd_una && self.cfg.rto_rule.is_linux())

@@ -15,6 +15,10 @@ pub struct SenderStats {
     /// Tail loss probes sent (RFC 8985 section 7).
     pub loss_probes: u64,
     pub ecn_reductions: u64,
+    /// Window reductions undone because D-SACKs showed every resend of
+    /// the episode unnecessary (Linux's `TCPDSACKUndo`, `TCPFullUndo` and
+    /// `TCPLossUndo` together).
+    pub undos: u64,
     pub rtt: RttStats,
 }
 

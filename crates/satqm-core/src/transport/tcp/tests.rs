@@ -559,6 +559,9 @@ fn a_cumulative_ack_over_sacked_data_grows_by_what_it_newly_delivers() {
 // A pipe: sender -> bottleneck (rate, delay) -> receiver -> delay -> sender
 // ---------------------------------------------------------------------------
 
+/// Extra delay for a data packet sent at a time.
+type Lateness = Box<dyn FnMut(&Packet, SimTime) -> SimTime>;
+
 struct Pipe {
     now: SimTime,
     snd: TcpSender,
@@ -572,6 +575,9 @@ struct Pipe {
     uid: u64,
     /// Called on each data packet leaving the sender; true drops it.
     drop: Box<dyn FnMut(&Packet) -> bool>,
+    /// Extra delay for a data packet (after it crossed the bottleneck):
+    /// those sent after it may overtake it.
+    late: Lateness,
     /// (time, seq, retransmission) of every data packet sent.
     sent: Vec<(SimTime, u64, bool)>,
     delivered: u64,
@@ -597,6 +603,7 @@ impl Pipe {
             order: 0,
             uid: 0,
             drop,
+            late: Box::new(|_, _| SimTime::ZERO),
             sent: Vec::new(),
             delivered: 0,
         }
@@ -613,7 +620,7 @@ impl Pipe {
                     }
                 }
                 self.link_free = self.link_free.max(self.now) + self.rate.tx_time(p.size);
-                self.link_free + self.delay
+                self.link_free + self.delay + (self.late)(&p, self.now)
             } else {
                 self.now + self.delay
             };
@@ -1309,4 +1316,98 @@ fn the_receivers_round_trip_follows_the_timestamps_echoed() {
             "at {s} s: receiver {est} s, sender {srtt} s"
         );
     }
+}
+
+/// A Linux-like SACK sender with RACK and D-SACK (and its receiver):
+/// `iw` segments at first, ACKs every segment.
+fn dsack_cfg(iw: u32, dsack: bool) -> TcpConfig {
+    let mut c = sack_cfg(iw, true);
+    c.dsack = dsack;
+    c.cc_rules = super::CcRules::Linux;
+    c.rto_rule = super::RtoRule::Linux;
+    c.min_rto = SimTime::from_ms(200);
+    c
+}
+
+#[test]
+fn a_recovery_that_dsacks_show_spurious_is_undone() {
+    // Segment 20 of a long transfer arrives 30 ms late, after three
+    // segments sent behind it: the sender deems it lost, resends it and
+    // halves its window. The original arrives before the resend, which
+    // the receiver reports as a duplicate (D-SACK, RFC 2883); the sender
+    // then knows the only resend of the episode was unnecessary and puts
+    // cwnd and ssthresh back (Linux's tcp_try_undo_dsack() /
+    // tcp_try_undo_recovery()). Without D-SACK the halved window stays.
+    let mut out = Vec::new();
+    for dsack in [false, true] {
+        let mut p = Pipe::new(
+            dsack_cfg(10, dsack),
+            100_000_000,
+            SimTime::from_ms(20),
+            Box::new(|_| false),
+        );
+        p.late = Box::new(|q, _| {
+            if q.seq == 20 * MSS && !q.has(flags::RETX) {
+                SimTime::from_ms(30)
+            } else {
+                SimTime::ZERO
+            }
+        });
+        p.write(400 * MSS);
+        p.run(SimTime::from_secs(10));
+        assert_eq!(p.delivered, 400 * MSS);
+        let resent: Vec<u64> = p.sent.iter().filter(|s| s.2).map(|s| s.1 / MSS).collect();
+        assert_eq!(resent, vec![20], "dsack={dsack}");
+        assert_eq!(p.snd.stats.fast_retransmits, 1, "dsack={dsack}");
+        assert_eq!(p.snd.stats.timeouts, 0);
+        assert_eq!(p.rcv.stats.duplicate_segments, 1);
+        out.push((p.snd.stats.undos, p.snd.win.ssthresh, p.snd.cuts[0]));
+    }
+    assert_eq!(out[0].0, 0);
+    assert_eq!(out[1].0, 1, "one undo");
+    let cut = out[1].2;
+    assert!(out[0].1 <= cut.cwnd_before / 2.0 + MSS as f64, "{out:?}");
+    // Undone: ssthresh back to what it was before (infinite: the flow was
+    // still in slow start).
+    assert!(out[1].1.is_infinite(), "{out:?}");
+}
+
+#[test]
+fn a_spurious_timeout_is_undone_once_its_resends_are_dsacked() {
+    // The path holds what enters it between 0.2 and 0.8 s until 0.8 s (a
+    // delay spike, as a handover may give): the timer fires, the head and
+    // the segments out for RACK.rtt are resent and the window falls to
+    // what is left in flight plus one. Then the originals arrive, each
+    // resend after them: a duplicate, D-SACKed. Once every resend of the
+    // episode is, the sender knows the timeout was spurious and restores
+    // cwnd and ssthresh (tcp_try_undo_loss() / tcp_try_undo_dsack()).
+    let mut out = Vec::new();
+    for dsack in [false, true] {
+        let mut p = Pipe::new(
+            dsack_cfg(10, dsack),
+            100_000_000,
+            SimTime::from_ms(20),
+            Box::new(|_| false),
+        );
+        p.late = Box::new(|_, now| {
+            let (from, to) = (SimTime::from_ms(200), SimTime::from_ms(800));
+            if now >= from && now < to {
+                to - now
+            } else {
+                SimTime::ZERO
+            }
+        });
+        p.write(3000 * MSS);
+        p.run(SimTime::from_secs(20));
+        assert_eq!(p.delivered, 3000 * MSS);
+        assert_eq!(p.snd.stats.timeouts, 1, "dsack={dsack}");
+        let resends = p.sent.iter().filter(|s| s.2).count() as u64;
+        assert!(resends >= 1);
+        assert_eq!(p.rcv.stats.duplicate_segments, resends, "dsack={dsack}");
+        out.push((p.snd.stats.undos, p.snd.win.ssthresh));
+    }
+    assert_eq!(out[0].0, 0);
+    assert!(out[0].1.is_finite(), "{out:?}");
+    assert_eq!(out[1].0, 1, "{out:?}");
+    assert!(out[1].1.is_infinite(), "ssthresh restored: {out:?}");
 }

@@ -729,6 +729,18 @@ impl CongestionControl for Bbr {
         w.ssthresh
     }
 
+    /// `bbr_undo_cwnd()`: the losses were spurious, so the bandwidth
+    /// plateau STARTUP saw and the long-term (policer) sampling start over.
+    /// Dropping the sampling state suffices: the next interval starts at
+    /// the next loss (`bbr_lt_bw_sampling()`).
+    fn on_undo(&mut self) {
+        self.full_bw = 0.0;
+        self.full_bw_cnt = 0;
+        self.lt_bw = 0.0;
+        self.lt_use_bw = false;
+        self.lt_is_sampling = false;
+    }
+
     fn wants_rate_sample(&self) -> bool {
         true
     }

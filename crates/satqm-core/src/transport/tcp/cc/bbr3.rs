@@ -762,6 +762,12 @@ impl CongestionControl for Bbr3 {
         w.ssthresh
     }
 
+    /// An undone episode (`bbr_undo_cwnd()` of Google's BBRv3): the full
+    /// bandwidth detector starts over.
+    fn on_undo(&mut self) {
+        self.reset_full_bw();
+    }
+
     fn wants_rate_sample(&self) -> bool {
         true
     }

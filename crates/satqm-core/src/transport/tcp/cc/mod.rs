@@ -191,6 +191,13 @@ pub trait CongestionControl {
     /// A retransmission timeout fired, after ssthresh was set.
     fn on_timeout(&mut self) {}
 
+    /// D-SACKs showed the last loss episode spurious and the sender undid
+    /// its reduction (Linux's `undo_cwnd`): the sender restores cwnd to at
+    /// least what it was (`tcp_reno_undo_cwnd()`, which Reno, CUBIC and
+    /// Hybla use) unless the control owns the window, which may reset
+    /// what it learnt from the episode.
+    fn on_undo(&mut self) {}
+
     /// The window after a timeout (RFC 5681: one segment).
     fn loss_window(&self, _w: &Window, mss: u32) -> f64 {
         mss as f64
@@ -362,6 +369,10 @@ impl Cc {
 
     pub fn on_timeout(&mut self) {
         self.inner().on_timeout()
+    }
+
+    pub fn on_undo(&mut self) {
+        self.inner().on_undo()
     }
 
     pub fn on_ecn(&mut self, w: &mut Window, s: &EcnSample) {

@@ -285,6 +285,16 @@ impl AnyRecovery {
         }
     }
 
+    /// An undone loss episode ends (the sender is back in Linux's Open
+    /// state): a new one may start at once; `forget_lost`: what the
+    /// episode deemed lost is no longer, and not resent
+    /// (`tcp_undo_cwnd_reduction()` after a timeout).
+    pub fn end_episode(&mut self, segs: &mut Segments, snd_una: u64, forget_lost: bool) {
+        if let AnyRecovery::Sack(r) = self {
+            r.end_episode(segs, snd_una, forget_lost);
+        }
+    }
+
     /// No loss episode is under way (Linux's Open state): not in fast
     /// recovery, and not repairing a timeout's losses.
     #[inline]

@@ -171,6 +171,12 @@ impl Rack {
         self.newest.map(|_| now.saturating_sub(self.rtt))
     }
 
+    /// Segments deemed lost from ordinal `first` on are no longer: the
+    /// scan of original transmissions starts again there.
+    pub fn rescan(&mut self, first: u64) {
+        self.originals = first;
+    }
+
     /// After a timeout: the segments it deemed lost are skipped by the
     /// scans (they are lost, or resent anew); those it left stay
     /// candidates, each waiting for a later delivery.

@@ -132,6 +132,24 @@ impl Sack {
         c.segs.front().is_some_and(|s| s.to_resend())
     }
 
+    /// See [`AnyRecovery::end_episode`](super::AnyRecovery::end_episode).
+    pub(super) fn end_episode(&mut self, segs: &mut Segments, snd_una: u64, forget_lost: bool) {
+        self.ep.in_recovery = false;
+        self.ep.recover = self.ep.recover.min(snd_una);
+        if forget_lost {
+            segs.clear_lost();
+            // IsLost's edge, the resend cursor and RACK's scan start again
+            // from the front: nothing below them is lost any more.
+            let first = segs.first_ordinal();
+            self.edge = first;
+            self.sacked_above = segs.sacked_bytes();
+            self.cursor = first;
+            if let Some(r) = &mut self.rack {
+                r.rescan(first);
+            }
+        }
+    }
+
     /// Deem segment `i` lost, moving the cursor down to it.
     fn mark_lost(&mut self, segs: &mut Segments, i: usize) {
         segs.mark_lost(i);
