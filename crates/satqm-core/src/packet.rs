@@ -99,14 +99,17 @@ pub struct Packet {
     /// ACK or SYN-ACK, which sends no data, carries its timestamp value
     /// here instead ([`ts_val`](Self::ts_val)).
     pub seq: u64,
-    /// Payload bytes.
+    /// Payload bytes. A pure TCP ACK carries its timestamp echo here
+    /// instead ([`ts_ecr`](Self::ts_ecr)).
     pub len: u32,
     /// Cumulative acknowledgement: next byte expected. A TCP data segment,
     /// which acknowledges no data in satqm (its flows are one-way), carries
     /// its timestamp echo here instead ([`ts_ecr`](Self::ts_ecr)), an ATSP
     /// data packet the time it was sent.
     pub ack: u64,
-    /// Advertised receive window in bytes (already scaled).
+    /// Advertised receive window in bytes (already scaled). A TCP data
+    /// segment carries its timestamp value here instead
+    /// ([`ts_val`](Self::ts_val)).
     pub rwnd: u64,
     pub n_sack: u8,
     /// The SACK blocks, each end as a signed 32-bit offset from `ack`
@@ -149,29 +152,50 @@ impl std::ops::Deref for SackBlocks {
 }
 
 impl Packet {
-    /// The TCP timestamps option's TSval (RFC 7323) of an ACK or SYN-ACK:
-    /// when it left the receiver, in nanoseconds of simulated time (the
-    /// receiver's clock; the option itself counts milliseconds).
+    /// The TCP timestamps option's TSval (RFC 7323): when the packet left
+    /// its endpoint, in nanoseconds of simulated time (each endpoint's
+    /// clock; the option itself counts milliseconds). An ACK or SYN-ACK,
+    /// which sends no data, carries it in `seq`; a data segment, which
+    /// advertises no window in satqm (its flows are one-way), in `rwnd`.
     #[inline]
     pub fn ts_val(&self) -> u64 {
-        self.seq
+        if self.kind == PacketKind::TcpData {
+            self.rwnd
+        } else {
+            self.seq
+        }
     }
 
     #[inline]
     pub fn set_ts_val(&mut self, at: SimTime) {
-        self.seq = at.ns();
+        if self.kind == PacketKind::TcpData {
+            self.rwnd = at.ns();
+        } else {
+            self.seq = at.ns();
+        }
     }
 
-    /// The TCP timestamps option's TSecr of a data segment: the newest
-    /// TSval its sender had received when it sent it ([`ts_val`](Self::ts_val)).
+    /// The TCP timestamps option's TSecr: the TSval of the peer's packet it
+    /// echoes ([`ts_val`](Self::ts_val)), 0 for none. A data segment, which
+    /// acknowledges no data in satqm, carries it in `ack`, to the
+    /// nanosecond; a pure ACK, which carries no payload, in `len`, in whole
+    /// milliseconds as the option does (its nanoseconds are dropped).
     #[inline]
     pub fn ts_ecr(&self) -> u64 {
-        self.ack
+        if self.kind == PacketKind::TcpData {
+            self.ack
+        } else {
+            u64::from(self.len) * 1_000_000
+        }
     }
 
     #[inline]
     pub fn set_ts_ecr(&mut self, ts_val: u64) {
-        self.ack = ts_val;
+        if self.kind == PacketKind::TcpData {
+            self.ack = ts_val;
+        } else {
+            self.len = (ts_val / 1_000_000) as u32;
+        }
     }
 
     /// The place of this packet on a link's line once an outage took it

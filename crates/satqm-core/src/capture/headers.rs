@@ -358,12 +358,12 @@ fn tcp(buf: &mut Vec<u8>, pkt: &Packet, wire: &FlowWire) -> Transport {
         }
     }
     if wire.timestamps {
-        // NOP, NOP, kind 8, length 10, TSval, TSecr: the receiver's clock
-        // in milliseconds, as an ACK carries it and a segment echoes it.
+        // NOP, NOP, kind 8, length 10, TSval, TSecr: each end's clock in
+        // milliseconds, and the peer's it echoes.
         let ms = |ns: u64| ((ns / 1_000_000) as u32).to_be_bytes();
         let (val, ecr) = match pkt.kind {
-            PacketKind::TcpData => ([0; 4], ms(pkt.ts_ecr())),
-            PacketKind::SynAck | PacketKind::TcpAck => (ms(pkt.ts_val()), [0; 4]),
+            PacketKind::TcpData | PacketKind::TcpAck => (ms(pkt.ts_val()), ms(pkt.ts_ecr())),
+            PacketKind::SynAck => (ms(pkt.ts_val()), [0; 4]),
             _ => ([0; 4], [0; 4]),
         };
         buf.extend_from_slice(&[1, 1, 8, 10]);
@@ -429,6 +429,7 @@ mod tests {
         let mut buf = Vec::new();
         let mut p = data(0, 1448);
         p.size = 1448 + 52;
+        p.set_ts_val(SimTime::from_ms(65_000));
         p.set_ts_ecr(SimTime::from_ms(70_000).ns() + 999_999);
         assert_eq!(
             frame(&mut buf, &p, (0, 1), &wire, None),
@@ -437,8 +438,8 @@ mod tests {
         let tcp = &buf[34..];
         assert_eq!(tcp[12] >> 4, 8, "a 32-byte TCP header");
         assert_eq!(&tcp[20..24], &[1, 1, 8, 10]);
-        // TSval 0 (the sender's clock is not kept), TSecr 70,000 ms.
-        assert_eq!(&tcp[24..28], &[0; 4]);
+        // TSval 65,000 ms (the sender's clock), TSecr 70,000 ms.
+        assert_eq!(&tcp[24..28], &65_000u32.to_be_bytes());
         assert_eq!(&tcp[28..32], &70_000u32.to_be_bytes());
         let ip = &buf[14..34];
         assert_eq!(u16::from_be_bytes([ip[2], ip[3]]), 1500);
@@ -448,9 +449,12 @@ mod tests {
         // A pure ACK: 52 bytes.
         let mut a = Packet::new(1, FlowId(3), NodeId(5), NodeId(0), PacketKind::TcpAck);
         a.set_ts_val(SimTime::from_ms(1_234));
+        a.set_ts_ecr(SimTime::from_ms(65_000).ns());
         assert_eq!(frame(&mut buf, &a, (1, 0), &wire, None), 14 + 52);
-        // Its TSval in milliseconds.
+        // Its TSval and TSecr in milliseconds.
         assert_eq!(&buf[14 + 20 + 24..14 + 20 + 28], &1_234u32.to_be_bytes());
+        assert_eq!(&buf[14 + 20 + 28..14 + 20 + 32], &65_000u32.to_be_bytes());
+        assert_eq!(a.len, 65_000, "an ACK's TSecr, in its payload length");
     }
 
     #[test]

@@ -130,6 +130,11 @@ pub struct TcpReceiver {
     held: u64,
     /// The window advertised in the last ACK.
     last_adv: u64,
+    /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
+    acked_to: u64,
+    /// TS.Recent (RFC 7323 section 4.3): the TSval of the latest segment
+    /// at the left edge of the window, echoed in every ACK.
+    ts_recent: u64,
     /// Reads happen as data arrives (a plain sink).
     pub auto_read: bool,
     fin_at: Option<u64>,
@@ -443,6 +448,8 @@ impl TcpReceiver {
             unread: 0,
             held: 0,
             last_adv: 0,
+            acked_to: 0,
+            ts_recent: 0,
             auto_read: true,
             fin_at: None,
             closed: false,
@@ -576,6 +583,11 @@ impl TcpReceiver {
             self.fin_at = Some(pkt.seq + pkt.len as u64);
         }
         let (start, end) = (pkt.seq, pkt.seq + pkt.len as u64);
+        if self.timestamps && start <= self.acked_to {
+            // tcp_store_ts_recent(): a segment at or below the left edge as
+            // last acknowledged, not older than the last (PAWS).
+            self.ts_recent = self.ts_recent.max(pkt.ts_val());
+        }
         if let (true, Some(a)) = (self.timestamps && end > self.rcv_nxt, &mut self.autotune) {
             // A full-sized segment: the receiver's `mss` (`icsk_ack.rcv_mss`).
             let queue_empty = self.unread + self.held == 0;
@@ -747,7 +759,9 @@ impl TcpReceiver {
         p.size = self.ack_size;
         if self.timestamps {
             p.set_ts_val(em.now);
+            p.set_ts_ecr(self.ts_recent);
         }
+        self.acked_to = self.rcv_nxt;
         if self.feedback == EcnFeedback::AccEcn {
             p.flags |= flags::ace_flags((self.ce_count % 8) as u8);
         } else if self.ece {
@@ -1142,6 +1156,31 @@ mod dsack_tests {
         // A duplicate below rcv_nxt with holes above: the D-SACK, then the
         // newest block first, as ever.
         assert_eq!(blocks(&mut r, 1, 15.0), Some(vec![(1, 2), (9, 10), (6, 8)]));
+    }
+
+    #[test]
+    fn acks_echo_the_tsval_of_the_segment_at_the_left_edge() {
+        // RFC 7323 section 4.3 (tcp_store_ts_recent()): TS.Recent follows
+        // segments at or below the left edge as last acknowledged, so an
+        // ACK for a filled hole echoes the segment that filled it, not the
+        // out-of-order ones after the hole.
+        let mut r = receiver(true);
+        r.timestamps = true;
+        let seg = |r: &mut TcpReceiver, k: u64, sent_ms: u64, ms: f64| {
+            let mut d = data(k);
+            d.set_ts_val(SimTime::from_ms(sent_ms));
+            let acks = feed_at(r, &d, ms);
+            acks.last().map(|a| a.ts_ecr() / 1_000_000)
+        };
+        assert_eq!(seg(&mut r, 0, 100, 150.0), Some(100));
+        assert_eq!(seg(&mut r, 2, 102, 152.0), Some(100), "out of order: no");
+        assert_eq!(seg(&mut r, 3, 103, 153.0), Some(100));
+        // The hole filled by a late original sent at 101 ms.
+        assert_eq!(seg(&mut r, 1, 101, 160.0), Some(101));
+        // A resend of it, below the edge and newer: echoed.
+        assert_eq!(seg(&mut r, 1, 140, 190.0), Some(140));
+        // An older one is not (PAWS).
+        assert_eq!(seg(&mut r, 1, 120, 191.0), Some(140));
     }
 
     #[test]

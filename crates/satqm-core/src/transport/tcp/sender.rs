@@ -119,6 +119,10 @@ pub struct TcpSender {
     ece_ack: bool,
     /// A tail loss probe is being sent.
     probing: bool,
+    /// The highest SACKed byte before the ACK being read (with RACK).
+    prior_fack: u64,
+    /// The TSecr of the ACK being read (with timestamps; 0: none).
+    ack_ts_ecr: u64,
 }
 
 /// Proportional Rate Reduction during a loss recovery or the window
@@ -246,6 +250,8 @@ impl TcpSender {
             undo: cfg.dsack.then(Box::default),
             ece_ack: false,
             probing: false,
+            prior_fack: 0,
+            ack_ts_ecr: 0,
             rate,
             cfg,
         }
@@ -441,6 +447,7 @@ impl TcpSender {
             // RFC 7323 section 4.3 (Linux's tcp_store_ts_recent()): a pure
             // ACK that passes PAWS, i.e. is not older, sets TS.Recent.
             self.ts_recent = self.ts_recent.max(pkt.ts_val());
+            self.ack_ts_ecr = pkt.ts_ecr();
         }
         match (self.state, pkt.kind) {
             (SenderState::SynSent, PacketKind::SynAck) => {
@@ -478,6 +485,9 @@ impl TcpSender {
         let (una_before, lost_before) = (self.snd_una, self.segs.lost_total());
         let sacked_before = self.segs.sacked_bytes();
         let (was_recovery, was_open) = (self.rec.in_recovery(), self.rec.is_open(self.snd_una));
+        if self.cfg.rack {
+            self.prior_fack = self.rec.highest_sacked(&self.segs, self.snd_una);
+        }
         if pkt.n_sack > 0 {
             let blocks = pkt.sack_blocks();
             if self.undo.is_some() {
@@ -499,7 +509,7 @@ impl TcpSender {
             if was_open && self.rec.is_open(self.snd_una) {
                 // tcp_try_undo_dsack() in the Open and Disorder states, before
                 // this ACK may start a recovery.
-                self.try_undo(false, false, una_before);
+                self.try_undo(false, false, una_before, false);
             }
         }
 
@@ -538,8 +548,16 @@ impl TcpSender {
         if self.cfg.ecn && !classic && ack >= self.snd_una {
             self.read_feedback(pkt, delivered_before, dupack, em.now);
         }
-        if self.undo.is_some() && !was_open {
-            self.try_undo(was_recovery, !was_recovery, una_before);
+        if self.undo.is_some() {
+            if !was_open {
+                let ecr = self.ack_ts_ecr;
+                let delayed = self.undo.as_ref().is_some_and(|u| u.delayed(ecr));
+                self.try_undo(was_recovery, !was_recovery, una_before, delayed);
+            }
+            if self.rec.is_open(self.snd_una) {
+                let una = self.snd_una;
+                self.undo_mut().on_open(una);
+            }
         }
 
         if ack >= self.tlp_high_seq.unwrap_or(u64::MAX) {
@@ -554,6 +572,9 @@ impl TcpSender {
             }
         }
         if self.cfg.rack {
+            if self.undo.is_some() {
+                self.rec.update_reo_wnd(em.now);
+            }
             self.rack_detect(em);
         }
         if classic && pkt.has(flags::ECE) {
@@ -601,6 +622,8 @@ impl TcpSender {
         }
         let una = self.snd_una;
         self.undo_mut().on_dsack(&d, una, resent);
+        let probe = d.segs == 1 && self.tlp_high_seq == Some(d.end);
+        self.rec.on_dsack(probe);
     }
 
     /// Resent segments in flight: resent since last deemed lost, and
@@ -634,18 +657,35 @@ impl TcpSender {
     /// ACK moves (`tcp_try_undo_loss()`, which also forgets the segments
     /// deemed lost); otherwise a late D-SACK may still undo the last
     /// episode (`tcp_try_undo_dsack()`).
-    fn try_undo(&mut self, recovery: bool, after_timeout: bool, una_before: u64) {
-        if !self.undo.as_ref().is_some_and(|u| u.possible()) {
+    fn try_undo(&mut self, recovery: bool, after_timeout: bool, una_before: u64, delayed: bool) {
+        let Some(u) = self.undo.as_ref() else {
             return;
-        }
-        if after_timeout {
-            if self.snd_una > una_before {
-                self.undo_reduction(true);
-            } else if self.rec.is_open(self.snd_una) {
+        };
+        let (pending, dsacked) = (u.pending(), u.possible());
+        let may_undo = dsacked || (pending && delayed);
+        let advanced = self.snd_una > una_before;
+        let ended = (recovery || after_timeout) && self.rec.is_open(self.snd_una);
+        if after_timeout && advanced && may_undo {
+            // tcp_try_undo_loss()
+            self.undo_reduction(true);
+        } else if ended {
+            // tcp_try_undo_recovery()
+            if may_undo {
                 self.undo_reduction(false);
+            } else {
+                self.rec.on_recovery_end(false);
             }
-        } else if recovery || self.rec.is_open(self.snd_una) {
+        } else if recovery && advanced && pending && delayed {
+            // tcp_try_undo_partial(): an original was delayed, not lost;
+            // undo once no resend is in flight.
+            self.rec.note_reordering();
+            if self.resent_in_flight() == 0 {
+                self.undo_reduction(true);
+            }
+        } else if dsacked && !after_timeout {
+            // tcp_try_undo_dsack()
             self.undo_reduction(false);
+            self.rec.on_recovery_end(true);
         }
     }
 
@@ -972,9 +1012,20 @@ impl TcpSender {
         if self.rate.is_some() {
             self.segs.note_acked(ack);
         }
+        if self.cfg.rack {
+            self.rec
+                .before_cum_ack(&self.segs, self.snd_una, ack, self.prior_fack);
+        }
         let retired = self.segs.retire(ack, self.cfg.rack);
         if let (true, Some((sent_at, end, ever_retx))) = (self.cfg.rack, retired.latest) {
-            self.rec.on_delivered(sent_at, end, ever_retx, now);
+            // An ACK that echoes a timestamp from before the resend was sent
+            // for the original: no delivery of the resend
+            // (tcp_skb_spurious_retrans()).
+            const MS: u64 = 1_000_000;
+            let ecr = self.ack_ts_ecr / MS;
+            if !(ever_retx && ecr > 0 && ecr < sent_at.ns() / MS) {
+                self.rec.on_delivered(sent_at, end, ever_retx, now);
+            }
         }
         // While ECN backs off at one segment, echoed ACKs give no sample,
         // which would undo the back-off (as ns-2's TCP agents do).
@@ -1307,6 +1358,7 @@ impl TcpSender {
         p.len = len;
         p.size = len + self.cfg.header;
         if self.cfg.timestamps {
+            p.set_ts_val(now);
             p.set_ts_ecr(self.ts_recent);
         }
         if self.cfg.ecn && (!retx || self.cfg.ecn_feedback != EcnFeedback::Classic) {
@@ -1332,7 +1384,7 @@ impl TcpSender {
         if retx {
             self.stats.retransmits += 1;
             if let Some(u) = &mut self.undo {
-                u.on_resend(!self.probing);
+                u.on_resend(!self.probing, start + len as u64, now);
             }
         }
         if self.rto_deadline.is_none()

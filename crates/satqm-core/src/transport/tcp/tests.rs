@@ -559,7 +559,7 @@ fn a_cumulative_ack_over_sacked_data_grows_by_what_it_newly_delivers() {
 // A pipe: sender -> bottleneck (rate, delay) -> receiver -> delay -> sender
 // ---------------------------------------------------------------------------
 
-/// Extra delay for a data packet sent at a time.
+/// Extra delay for a data packet that leaves the bottleneck at a time.
 type Lateness = Box<dyn FnMut(&Packet, SimTime) -> SimTime>;
 
 struct Pipe {
@@ -620,7 +620,7 @@ impl Pipe {
                     }
                 }
                 self.link_free = self.link_free.max(self.now) + self.rate.tx_time(p.size);
-                self.link_free + self.delay + (self.late)(&p, self.now)
+                self.link_free + self.delay + (self.late)(&p, self.link_free)
             } else {
                 self.now + self.delay
             };
@@ -1318,11 +1318,12 @@ fn the_receivers_round_trip_follows_the_timestamps_echoed() {
     }
 }
 
-/// A Linux-like SACK sender with RACK and D-SACK (and its receiver):
-/// `iw` segments at first, ACKs every segment.
+/// A Linux-like SACK sender with RACK, timestamps and D-SACK (and its
+/// receiver): `iw` segments at first, ACKs every segment.
 fn dsack_cfg(iw: u32, dsack: bool) -> TcpConfig {
     let mut c = sack_cfg(iw, true);
     c.dsack = dsack;
+    c.timestamps = true;
     c.cc_rules = super::CcRules::Linux;
     c.rto_rule = super::RtoRule::Linux;
     c.min_rto = SimTime::from_ms(200);
@@ -1373,14 +1374,62 @@ fn a_recovery_that_dsacks_show_spurious_is_undone() {
 }
 
 #[test]
-fn a_spurious_timeout_is_undone_once_its_resends_are_dsacked() {
-    // The path holds what enters it between 0.2 and 0.8 s until 0.8 s (a
-    // delay spike, as a handover may give): the timer fires, the head and
-    // the segments out for RACK.rtt are resent and the window falls to
-    // what is left in flight plus one. Then the originals arrive, each
-    // resend after them: a duplicate, D-SACKed. Once every resend of the
-    // episode is, the sender knows the timeout was spurious and restores
-    // cwnd and ssthresh (tcp_try_undo_loss() / tcp_try_undo_dsack()).
+fn a_spurious_timeout_is_undone_by_its_timestamps_or_dsacks() {
+    // The path holds what crosses it between 0.2 and 0.8 s until 0.8 s, in
+    // order (a delay spike, as a handover may give): the timer fires, the
+    // head and the segments out for RACK.rtt are resent and the window
+    // falls to what is left in flight plus one. Then the originals arrive,
+    // each resend after them: a duplicate, D-SACKed. With timestamps the
+    // first ACK echoes an original's TSval, from before the resend: the
+    // sender knows at once that the timeout was spurious and restores cwnd
+    // and ssthresh (tcp_try_undo_loss(), Eifel detection); without, once
+    // every resend is D-SACKed. Without D-SACK it never does.
+    let mut out = Vec::new();
+    for (dsack, timestamps) in [(false, true), (true, false), (true, true)] {
+        let mut c = dsack_cfg(10, dsack);
+        c.timestamps = timestamps;
+        let mut p = Pipe::new(c, 100_000_000, SimTime::from_ms(20), Box::new(|_| false));
+        p.late = Box::new(|_, left| {
+            let (from, to) = (SimTime::from_ms(200), SimTime::from_ms(800));
+            if left >= from && left < to {
+                to - left
+            } else {
+                SimTime::ZERO
+            }
+        });
+        p.write(3000 * MSS);
+        // The first ACKs after the spike come back at 0.84 s.
+        p.run(SimTime::from_ms(845));
+        let early = p.snd.stats.undos;
+        p.run(SimTime::from_secs(20));
+        assert_eq!(p.delivered, 3000 * MSS);
+        assert_eq!(p.snd.stats.timeouts, 1, "{dsack} {timestamps}");
+        let resends = p.sent.iter().filter(|s| s.2).count() as u64;
+        assert!(resends >= 1);
+        assert_eq!(
+            p.rcv.stats.duplicate_segments, resends,
+            "{dsack} {timestamps}"
+        );
+        out.push((early, p.snd.stats.undos, p.snd.win.ssthresh));
+    }
+    assert_eq!(out[0].1, 0, "{out:?}");
+    assert!(out[0].2.is_finite(), "{out:?}");
+    assert_eq!((out[1].0, out[1].1), (0, 1), "D-SACKs, later: {out:?}");
+    assert_eq!((out[2].0, out[2].1), (1, 1), "timestamps, at once: {out:?}");
+    assert!(out[1].2.is_infinite() && out[2].2.is_infinite(), "{out:?}");
+}
+
+#[test]
+fn rack_learns_reordering_from_dsacks_and_stops_resending() {
+    // Every hundredth segment arrives 15 ms late, overtaken by the 125
+    // sent after it (100 Mbit/s, 40 ms RTT). The first is deemed lost by
+    // DupThresh (no reordering seen yet), resent, and D-SACKed; then the
+    // sender has seen reordering, and RACK waits a quarter of the smallest
+    // RTT (10 ms), too short: the next is resent too, and its D-SACK
+    // widens the window by a step (20 ms, tcp_rack_update_reo_wnd()), after
+    // which late segments are waited for. Each spurious recovery is undone.
+    // Without D-SACK the sender never learns: one needless resend and one
+    // window cut per late segment.
     let mut out = Vec::new();
     for dsack in [false, true] {
         let mut p = Pipe::new(
@@ -1389,25 +1438,22 @@ fn a_spurious_timeout_is_undone_once_its_resends_are_dsacked() {
             SimTime::from_ms(20),
             Box::new(|_| false),
         );
-        p.late = Box::new(|_, now| {
-            let (from, to) = (SimTime::from_ms(200), SimTime::from_ms(800));
-            if now >= from && now < to {
-                to - now
+        p.late = Box::new(|q, _| {
+            if (q.seq / MSS) % 100 == 50 && !q.has(flags::RETX) {
+                SimTime::from_ms(15)
             } else {
                 SimTime::ZERO
             }
         });
-        p.write(3000 * MSS);
-        p.run(SimTime::from_secs(20));
-        assert_eq!(p.delivered, 3000 * MSS);
-        assert_eq!(p.snd.stats.timeouts, 1, "dsack={dsack}");
+        p.write(6000 * MSS);
+        p.run(SimTime::from_secs(30));
+        assert_eq!(p.delivered, 6000 * MSS);
         let resends = p.sent.iter().filter(|s| s.2).count() as u64;
-        assert!(resends >= 1);
-        assert_eq!(p.rcv.stats.duplicate_segments, resends, "dsack={dsack}");
-        out.push((p.snd.stats.undos, p.snd.win.ssthresh));
+        out.push((resends, p.snd.stats.fast_retransmits, p.snd.stats.undos));
     }
-    assert_eq!(out[0].0, 0);
-    assert!(out[0].1.is_finite(), "{out:?}");
-    assert_eq!(out[1].0, 1, "{out:?}");
-    assert!(out[1].1.is_infinite(), "ssthresh restored: {out:?}");
+    let (without, with) = (out[0], out[1]);
+    assert!(without.0 >= 40, "{out:?}");
+    assert_eq!(without.2, 0, "{out:?}");
+    assert!(with.0 <= 3, "a few resends while it learns: {out:?}");
+    assert_eq!(with.1, with.2, "every spurious recovery undone: {out:?}");
 }

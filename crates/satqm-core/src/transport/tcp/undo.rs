@@ -14,6 +14,13 @@
 //! reduction is undone: cwnd back to at least what it was, ssthresh back to
 //! what it would have been without the episode. An ECN echo during the
 //! episode keeps the reduction (the network did signal congestion).
+//!
+//! With timestamps, an ACK that echoes a TSval from before the episode's
+//! first resend was sent for an original transmission (Eifel detection,
+//! RFC 3522; `tcp_packet_delayed()`): the original was delayed, not lost,
+//! and the sender undoes at once rather than waiting for the D-SACKs.
+
+use crate::time::SimTime;
 
 /// The undo state of one connection.
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,6 +42,10 @@ pub struct Undo {
     /// duplicates than were ever sent is not believed.
     dsack_dups: u64,
     total_retrans: u64,
+    /// When the first resend not yet acknowledged went out
+    /// (`retrans_stamp`), and the end of the highest resent segment.
+    retrans_stamp: Option<SimTime>,
+    resent_high: u64,
 }
 
 /// What an ACK's first SACK block said, if it was a D-SACK.
@@ -107,13 +118,33 @@ impl Undo {
         self.prior_ssthresh = prior_ssthresh;
     }
 
-    /// A segment was resent; `counted`: by loss recovery or the timer (a
-    /// tail loss probe's resend is not, `tcp_retransmit_skb()`).
-    pub fn on_resend(&mut self, counted: bool) {
+    /// The segment ending at `end` was resent at `now`; `counted`: by loss
+    /// recovery or the timer (a tail loss probe's resend is not,
+    /// `tcp_retransmit_skb()`).
+    pub fn on_resend(&mut self, counted: bool, end: u64, now: SimTime) {
         self.total_retrans += 1;
         if counted {
             self.retrans = self.retrans.max(0) + 1;
+            self.retrans_stamp.get_or_insert(now);
+            self.resent_high = self.resent_high.max(end);
         }
+    }
+
+    /// No loss episode is under way and `snd_una` passed every resend:
+    /// the next resend starts a new stamp.
+    pub fn on_open(&mut self, snd_una: u64) {
+        if snd_una >= self.resent_high {
+            self.retrans_stamp = None;
+        }
+    }
+
+    /// An ACK echoing `ts_ecr` (nanoseconds, 0 for none) was sent for a
+    /// segment that left before the first resend still outstanding
+    /// (`tcp_packet_delayed()`, compared in the option's milliseconds).
+    pub fn delayed(&self, ts_ecr: u64) -> bool {
+        const MS: u64 = 1_000_000;
+        self.retrans_stamp
+            .is_some_and(|t| ts_ecr / MS > 0 && ts_ecr / MS < t.ns() / MS)
     }
 
     /// An ECN echo: the reduction under way, if any, stays
@@ -129,10 +160,14 @@ impl Undo {
         self.prior_ssthresh = 0.0;
     }
 
-    /// Every resend of the episode was D-SACKed (`tcp_may_undo()` without
-    /// the timestamps test).
+    /// Every resend of the episode was D-SACKed.
     pub fn possible(&self) -> bool {
         self.marker.is_some() && self.retrans == 0
+    }
+
+    /// An episode is under way that may be undone.
+    pub fn pending(&self) -> bool {
+        self.marker.is_some()
     }
 
     /// Undo (`tcp_undo_cwnd_reduction()`): the window and threshold to
@@ -153,7 +188,7 @@ mod tests {
 
     fn resends(u: &mut Undo, n: u64) {
         for _ in 0..n {
-            u.on_resend(true);
+            u.on_resend(true, 0, SimTime::ZERO);
         }
     }
 
@@ -230,5 +265,23 @@ mod tests {
         u.begin(20_000, 0, 1.0, 1.0);
         u.forget();
         assert!(!u.possible());
+    }
+
+    #[test]
+    fn an_echo_from_before_the_first_resend_shows_a_delayed_original() {
+        let mut u = Undo::default();
+        assert!(!u.delayed(5_000_000), "nothing resent");
+        u.begin(10_000, 0, 20_000.0, 15_000.0);
+        u.on_resend(true, 11_000, SimTime::from_ms(300));
+        u.on_resend(true, 12_000, SimTime::from_ms(310));
+        // Whole milliseconds, strictly before; no echo is no evidence.
+        assert!(u.delayed(SimTime::from_ms(299).ns() + 999_999));
+        assert!(!u.delayed(SimTime::from_ms(300).ns()));
+        assert!(!u.delayed(0));
+        // The stamp stays while a resend is unacknowledged.
+        u.on_open(11_500);
+        assert!(u.delayed(SimTime::from_ms(200).ns()));
+        u.on_open(12_000);
+        assert!(!u.delayed(SimTime::from_ms(200).ns()));
     }
 }

@@ -276,6 +276,56 @@ impl AnyRecovery {
         }
     }
 
+    /// The highest SACKed byte, or `snd_una` with nothing SACKed
+    /// (`tcp_highest_sack_seq()`).
+    #[inline]
+    pub fn highest_sacked(&self, segs: &Segments, snd_una: u64) -> u64 {
+        match self {
+            AnyRecovery::Sack(r) => r.highest_sacked(segs, snd_una),
+            _ => snd_una,
+        }
+    }
+
+    /// Before a cumulative ACK up to `ack` retires segments, with
+    /// `prior_fack` the highest byte SACKed before this ACK (RACK's
+    /// reordering detection).
+    #[inline]
+    pub fn before_cum_ack(&mut self, segs: &Segments, snd_una: u64, ack: u64, prior_fack: u64) {
+        if let AnyRecovery::Sack(r) = self {
+            r.before_cum_ack(segs, snd_una, ack, prior_fack);
+        }
+    }
+
+    /// Reordering was seen by other means (an ACK echoing the timestamp of
+    /// a segment deemed lost, `tcp_try_undo_partial()`).
+    pub fn note_reordering(&mut self) {
+        if let AnyRecovery::Sack(r) = self {
+            r.note_reordering();
+        }
+    }
+
+    /// A D-SACK arrived (`probe`: for a tail loss probe's resend).
+    pub fn on_dsack(&mut self, probe: bool) {
+        if let AnyRecovery::Sack(r) = self {
+            r.on_dsack(probe);
+        }
+    }
+
+    /// After each ACK: RACK's reordering window follows the D-SACKs.
+    #[inline]
+    pub fn update_reo_wnd(&mut self, now: SimTime) {
+        if let AnyRecovery::Sack(r) = self {
+            r.update_reo_wnd(now);
+        }
+    }
+
+    /// A recovery ended, `undone` by D-SACKs or not.
+    pub fn on_recovery_end(&mut self, undone: bool) {
+        if let AnyRecovery::Sack(r) = self {
+            r.on_recovery_end(undone);
+        }
+    }
+
     /// When RACK's reordering timer is due.
     #[inline]
     pub fn reorder_deadline(&self) -> Option<SimTime> {

@@ -11,10 +11,15 @@
 //! the RTT of that delivery plus the reordering window; until then a timer
 //! waits for it.
 //!
-//! The reordering window is Linux's: none in recovery or once DupThresh
-//! segments are SACKed (reordering has never been seen: satqm's links keep
-//! a flow's packets in order), else a quarter of the smallest RTT, at most
-//! SRTT (`tcp_rack_reo_wnd()`).
+//! The reordering window is Linux's (`tcp_rack_reo_wnd()`,
+//! `tcp_rack_update_reo_wnd()`): until the flow has seen reordering, none
+//! in recovery or once DupThresh segments are SACKed, else a quarter of the
+//! smallest RTT; once it has (a segment never resent delivered below one
+//! delivered before it), a quarter of the smallest RTT times a step count,
+//! at most SRTT. A D-SACK after reordering was seen (a resend the
+//! reordering made unnecessary) adds a step, at most once a round trip;
+//! the steps fall back to one after 16 recoveries that D-SACKs did not
+//! undo.
 //!
 //! An ACK that may be for the original transmission of a retransmitted
 //! segment (it comes sooner than the smallest RTT after the resend) does
@@ -48,7 +53,21 @@ pub struct Rack {
     originals: u64,
     /// The reordering timer: when a segment waiting out the window is due.
     pub deadline: Option<SimTime>,
+    /// Reordering was seen (`reord_seen`).
+    pub reord_seen: bool,
+    /// The window in quarters of the smallest RTT (`reo_wnd_steps`).
+    steps: u32,
+    /// Recoveries left before the steps fall back to one
+    /// (`reo_wnd_persist`).
+    persist: u32,
+    /// A D-SACK since the last step (`rack.dsack_seen`).
+    dsack_seen: bool,
+    /// When the last step was added.
+    stepped_at: Option<SimTime>,
 }
+
+/// `TCP_RACK_RECOVERY_THRESH`.
+const RECOVERY_THRESH: u32 = 16;
 
 /// Sent after: later, or at the same time and higher in sequence.
 fn sent_after(t1: SimTime, end1: u64, t2: SimTime, end2: u64) -> bool {
@@ -81,16 +100,56 @@ impl Rack {
         self.resent.push_back((ordinal, now));
     }
 
-    /// Linux's reordering window: none if `eager`, else a quarter of the
-    /// smallest RTT, at most `srtt`.
+    /// Linux's reordering window: none if `eager` and no reordering was
+    /// seen, else a quarter of the smallest RTT per step, at most `srtt`.
     pub fn reo_wnd(&self, eager: bool, srtt: Option<SimTime>) -> SimTime {
-        match (eager, self.min_rtt) {
+        match (eager && !self.reord_seen, self.min_rtt) {
             (false, Some(m)) => {
-                let w = SimTime(m.ns() / 4);
+                let w = SimTime(m.ns() / 4 * u64::from(self.steps.max(1)));
                 srtt.map_or(w, |s| w.min(s))
             }
             _ => SimTime::ZERO,
         }
+    }
+
+    /// A D-SACK arrived (`tcp_dsack_seen()`); `probe`: it reports a tail
+    /// loss probe's resend, which says nothing about reordering.
+    pub fn on_dsack(&mut self, probe: bool) {
+        if self.reord_seen && !probe {
+            self.dsack_seen = true;
+        }
+    }
+
+    /// After each ACK (`tcp_rack_update_reo_wnd()`): a D-SACK adds a step
+    /// unless the newest delivery was sent before the last step (less than
+    /// a round trip ago); without one, the steps fall back to one once the
+    /// recoveries it persists for are spent.
+    pub fn update_reo_wnd(&mut self, now: SimTime) {
+        let Some((newest_sent, _)) = self.newest else {
+            return;
+        };
+        if self.stepped_at.is_some_and(|t| newest_sent < t) {
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.steps = (self.steps.max(1) + 1).min(255);
+            self.dsack_seen = false;
+            self.stepped_at = Some(now);
+            self.persist = RECOVERY_THRESH;
+        } else if self.persist == 0 {
+            self.steps = 1;
+        }
+    }
+
+    /// A recovery ended: undone by D-SACKs (the window persists one
+    /// recovery more, `tcp_try_undo_dsack()`) or not (one fewer,
+    /// `tcp_try_undo_recovery()`).
+    pub fn on_recovery_end(&mut self, undone: bool) {
+        self.persist = if undone {
+            (self.persist + 1).min(RECOVERY_THRESH)
+        } else {
+            self.persist.saturating_sub(1)
+        };
     }
 
     /// Deem lost (`mark(i)`, `i` its index in `segs`) every segment sent

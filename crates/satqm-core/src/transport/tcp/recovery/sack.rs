@@ -61,6 +61,9 @@ pub struct Sack {
     /// When the oldest segment the last SACK blocks newly SACKed was sent,
     /// if it was sent once (an RTT sample Linux takes).
     sack_timing: Option<SimTime>,
+    /// The end of the highest segment SACKed (`tcp_highest_sack_seq()`),
+    /// while any is.
+    highest_sacked: u64,
 }
 
 impl Sack {
@@ -72,6 +75,7 @@ impl Sack {
             cursor: 0,
             rack: rack.then(Box::default),
             sack_timing: None,
+            highest_sacked: 0,
             ep,
         }
     }
@@ -98,6 +102,73 @@ impl Sack {
         self.sack_timing.take()
     }
 
+    /// Reordering was seen (with RACK).
+    fn reord_seen(&self) -> bool {
+        self.rack.as_ref().is_some_and(|r| r.reord_seen)
+    }
+
+    /// The highest SACKed byte, or `snd_una` with nothing SACKed.
+    pub(super) fn highest_sacked(&self, segs: &Segments, snd_una: u64) -> u64 {
+        if segs.sacked_bytes() > 0 {
+            self.highest_sacked.max(snd_una)
+        } else {
+            snd_una
+        }
+    }
+
+    /// Before a cumulative ACK up to `ack` retires segments: one never
+    /// resent nor SACKed below `prior_fack`, the highest byte SACKed before
+    /// this ACK, was delivered after data sent later, i.e. reordered
+    /// (`tcp_clean_rtx_queue()`, `tcp_check_sack_reordering()`).
+    pub(super) fn before_cum_ack(
+        &mut self,
+        segs: &Segments,
+        snd_una: u64,
+        ack: u64,
+        prior_fack: u64,
+    ) {
+        let highest = prior_fack;
+        let Some(r) = &mut self.rack else {
+            return;
+        };
+        if r.reord_seen || highest <= snd_una {
+            return;
+        }
+        for s in segs.iter() {
+            if s.end() > ack {
+                break;
+            }
+            if !s.sacked() && !s.ever_retx && s.start < highest {
+                r.reord_seen = true;
+                break;
+            }
+        }
+    }
+
+    pub(super) fn note_reordering(&mut self) {
+        if let Some(r) = &mut self.rack {
+            r.reord_seen = true;
+        }
+    }
+
+    pub(super) fn on_dsack(&mut self, probe: bool) {
+        if let Some(r) = &mut self.rack {
+            r.on_dsack(probe);
+        }
+    }
+
+    pub(super) fn update_reo_wnd(&mut self, now: SimTime) {
+        if let Some(r) = &mut self.rack {
+            r.update_reo_wnd(now);
+        }
+    }
+
+    pub(super) fn on_recovery_end(&mut self, undone: bool) {
+        if let Some(r) = &mut self.rack {
+            r.on_recovery_end(undone);
+        }
+    }
+
     pub(super) fn reorder_deadline(&self) -> Option<SimTime> {
         self.rack.as_ref().and_then(|r| r.deadline)
     }
@@ -115,6 +186,7 @@ impl Sack {
             return false;
         };
         let sacked_segments = c.segs.sacked_bytes() / c.mss as u64;
+        // RACK's window ignores this once reordering was seen.
         let eager = self.ep.in_recovery || sacked_segments >= self.ep.dupthresh as u64;
         let reo_wnd = r.reo_wnd(eager, srtt);
         let mut lost = Vec::new();
@@ -160,6 +232,11 @@ impl Sack {
     /// more than `lost_limit` SACKed bytes above them, deeming those not
     /// SACKed lost.
     fn advance_edge(&mut self, segs: &mut Segments) {
+        // Once reordering was seen, only RACK deems segments lost (Linux
+        // with RACK has no DupThresh rule, `tcp_time_to_recover()`; before,
+        // RACK's zero window past DupThresh SACKed segments does what this
+        // rule does).
+        let mark = !self.reord_seen();
         let first = segs.first_ordinal();
         let end = segs.end_ordinal();
         while self.edge < end {
@@ -169,7 +246,7 @@ impl Sack {
             if self.sacked_above - own <= self.lost_limit {
                 break;
             }
-            if !s.sacked() && !s.lost() {
+            if mark && !s.sacked() && !s.lost() {
                 self.mark_lost(segs, i);
             }
             self.sacked_above -= own;
@@ -203,6 +280,9 @@ impl LossRecovery for Sack {
     ) {
         let mut changed = false;
         let first = segs.first_ordinal();
+        let prior_highest = self.highest_sacked(segs, snd_una);
+        let mut highest = prior_highest;
+        let mut reordered = false;
         for &(s, e) in blocks {
             if e <= snd_una {
                 continue;
@@ -216,6 +296,12 @@ impl LossRecovery for Sack {
                 let (sent_at, seg_end, ever_retx) = (seg.sent_at, seg.end(), seg.ever_retx);
                 if segs.sack(i) {
                     changed = true;
+                    // Delivered below data SACKed before, never resent:
+                    // reordering (tcp_sacktag_one(), which walks the blocks
+                    // in sequence order, so that data SACKed by this ACK
+                    // below a segment does not count).
+                    reordered |= !ever_retx && seg_end - len < prior_highest;
+                    highest = highest.max(seg_end);
                     if !ever_retx && self.sack_timing.is_none_or(|t| sent_at < t) {
                         self.sack_timing = Some(sent_at);
                     }
@@ -227,6 +313,10 @@ impl LossRecovery for Sack {
                     }
                 }
             }
+        }
+        self.highest_sacked = highest;
+        if let (true, Some(r)) = (reordered, &mut self.rack) {
+            r.reord_seen = true;
         }
         if changed {
             self.advance_edge(segs);
@@ -259,10 +349,12 @@ impl LossRecovery for Sack {
         if !c.newly_sacked {
             return DupAck::Wait;
         }
+        let reord_seen = self.reord_seen();
         let ep = &mut self.ep;
         ep.dupacks += 1;
         let lost_head = c.segs.front().is_some_and(|s| s.lost());
-        if ep.in_recovery || !(ep.dupacks >= ep.dupthresh || lost_head) || !ep.may_start(c) {
+        let by_count = ep.dupacks >= ep.dupthresh && !reord_seen;
+        if ep.in_recovery || !(by_count || lost_head) || !ep.may_start(c) {
             return DupAck::Wait;
         }
         ep.enter(c, true);
