@@ -135,14 +135,18 @@ def test_the_kernel_counters_and_satqm_s_events():
     # satqm's side: its flows table's counts; what it does not model, None.
     import pandas as pd
 
-    fl = pd.DataFrame({"fast_retransmits": [60, 70], "loss_probes": [1, 0], "timeouts": [0, 2]})
+    fl = pd.DataFrame(
+        {"fast_retransmits": [60, 70], "loss_probes": [1, 0], "timeouts": [0, 2], "undos": [3, 0]}
+    )
     e = L._satqm_events(fl)
     assert (e["recoveries"], e["loss probes"], e["timeouts"]) == (130, 1, 2)
-    assert e["undone reductions"] is None
+    assert e["undone reductions"] == 3
+    assert e["spurious timeouts (F-RTO)"] is None
     row = {"events": {label: (e[label], k[label]) for label in L.EVENTS}}
     table = L.events_table(row)
     assert "| recoveries | 130.0 | 339.0 |" in table
-    assert "| undone reductions | not modelled | 4.0 |" in table
+    assert "| undone reductions | 3.0 | 4.0 |" in table
+    assert "| spurious timeouts (F-RTO) | not modelled | 0.0 |" in table
 
 
 def test_the_programs_compile_and_bbr_rows_plot_the_bandwidth_estimate(tmp_path):

@@ -143,6 +143,7 @@ class _FlowColumns(TypedDict):
     fast_retransmits: npt.NDArray[np.uint64]
     timeouts: npt.NDArray[np.uint64]
     loss_probes: npt.NDArray[np.uint64]
+    undos: npt.NDArray[np.uint64]
     ecn_reductions: npt.NDArray[np.uint64]
     rtt_samples: npt.NDArray[np.uint64]
     rtt_min_s: npt.NDArray[np.float64]

@@ -133,6 +133,7 @@ _SCHEMAS: dict[str, dict[str, str]] = {
         "fast_retransmits": _INT,
         "timeouts": _INT,
         "loss_probes": _INT,
+        "undos": _INT,
         "ecn_reductions": _INT,
         "rtt_samples": _INT,
         "rtt_min_s": _F,

@@ -32,6 +32,9 @@ rows! {
         pub fast_retransmits: u64,
         pub timeouts: u64,
         pub loss_probes: u64,
+        /// Loss episodes undone (D-SACKs or timestamps showed them
+        /// spurious).
+        pub undos: u64,
         pub ecn_reductions: u64,
         pub rtt_samples: u64,
         pub rtt_min_s: f64,
@@ -235,6 +238,7 @@ impl Simulation {
             fast_retransmits: 0,
             timeouts: 0,
             loss_probes: 0,
+            undos: 0,
             ecn_reductions: 0,
             rtt_samples: 0,
             rtt_min_s: 0.0,
@@ -249,6 +253,7 @@ impl Simulation {
             s.fast_retransmits = st.fast_retransmits;
             s.timeouts = st.timeouts;
             s.loss_probes = st.loss_probes;
+            s.undos = st.undos;
             s.ecn_reductions = st.ecn_reductions;
             s.rtt_samples = st.rtt.samples;
             (s.rtt_min_s, s.rtt_mean_s, s.rtt_max_s) = st.rtt.seconds();
