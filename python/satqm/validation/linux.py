@@ -387,7 +387,10 @@ EVENTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "recoveries": ("fast_retransmits", ("TCPSackRecovery", "TCPRenoRecovery")),
     "loss probes": ("loss_probes", ("TCPLossProbes",)),
     "timeouts": ("timeouts", ("TCPTimeouts",)),
-    "undone reductions": ("undos", ("TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo")),
+    "undone reductions": (
+        "undos",
+        ("TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo"),
+    ),
     "spurious timeouts (F-RTO)": (None, ("TCPSpuriousRTOs",)),
 }
 
