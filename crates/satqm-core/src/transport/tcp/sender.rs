@@ -123,6 +123,9 @@ pub struct TcpSender {
     prior_fack: u64,
     /// The TSecr of the ACK being read (with timestamps; 0: none).
     ack_ts_ecr: u64,
+    /// The ACK being read showed an original delayed while resends are
+    /// still out: it triggers no loss detection and no resend.
+    hold_resends: bool,
 }
 
 /// Proportional Rate Reduction during a loss recovery or the window
@@ -252,6 +255,7 @@ impl TcpSender {
             probing: false,
             prior_fack: 0,
             ack_ts_ecr: 0,
+            hold_resends: false,
             rate,
             cfg,
         }
@@ -575,7 +579,9 @@ impl TcpSender {
             if self.undo.is_some() {
                 self.rec.update_reo_wnd(em.now);
             }
-            self.rack_detect(em);
+            if !self.hold_resends {
+                self.rack_detect(em);
+            }
         }
         if classic && pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
@@ -591,6 +597,7 @@ impl TcpSender {
             self.pacing_rate = self.linux_pacing_rate();
         }
         self.output(em);
+        self.hold_resends = false;
         if self.cfg.tlp {
             self.arm_loss_probe(em.now);
         }
@@ -677,10 +684,14 @@ impl TcpSender {
             }
         } else if recovery && advanced && pending && delayed {
             // tcp_try_undo_partial(): an original was delayed, not lost;
-            // undo once no resend is in flight.
+            // undo once no resend is in flight, and until then let this ACK
+            // neither find losses nor release resends (the kernel returns
+            // before tcp_identify_packet_loss() and tcp_xmit_recovery()).
             self.rec.note_reordering();
             if self.resent_in_flight() == 0 {
                 self.undo_reduction(true);
+            } else {
+                self.hold_resends = true;
             }
         } else if dsacked && !after_timeout {
             // tcp_try_undo_dsack()
@@ -1495,7 +1506,12 @@ impl TcpSender {
         loop {
             // 1. Retransmissions: what the recovery deems lost (RFC 6675
             // NextSeg rule 1), or go-back-N.
-            if let Some(i) = self.rec.next_lost(&self.segs) {
+            let lost = if self.hold_resends {
+                None
+            } else {
+                self.rec.next_lost(&self.segs)
+            };
+            if let Some(i) = lost {
                 let len = self.segs.get(i).len as u64;
                 let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
                 if pipe + len > cwnd {
