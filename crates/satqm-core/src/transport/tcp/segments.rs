@@ -79,9 +79,11 @@ pub struct Retired {
     pub oldest_sent: Option<SimTime>,
     /// Some covered segment was ever retransmitted.
     pub covers_retx: bool,
-    /// The covered segment sent last, if any: when, where it ended, and
-    /// whether it was a retransmission.
+    /// The covered segment not SACKed before that was sent last, if any:
+    /// when, where it ended, and whether it was a retransmission.
     pub latest: Option<(SimTime, u64, bool)>,
+    /// The same of the highest covered segment not SACKed before.
+    pub last: Option<(SimTime, u64, bool)>,
 }
 
 /// A segment an ACK delivered, for the delivery-rate sample.
@@ -192,12 +194,17 @@ impl Segments {
         let mut newest = None;
         let mut covers_retx = false;
         let mut latest: Option<(SimTime, u64, bool)> = None;
+        let mut last = None;
         let oldest_sent = self.q.front().filter(|s| s.end() <= ack).map(|s| s.sent_at);
         while let Some(s) = self.q.front_mut() {
             if s.end() <= ack {
                 covers_retx |= s.ever_retx;
-                if track && latest.is_none_or(|l| s.sent_at >= l.0) {
-                    latest = Some((s.sent_at, s.end(), s.ever_retx));
+                if track && !s.sacked {
+                    let d = (s.sent_at, s.end(), s.ever_retx);
+                    if latest.is_none_or(|l| s.sent_at >= l.0) {
+                        latest = Some(d);
+                    }
+                    last = Some(d);
                 }
                 if self.sacked_bytes | self.lost_bytes != 0 {
                     let (sacked, to_resend, len) = (s.sacked, s.to_resend(), s.len as u64);
@@ -221,6 +228,7 @@ impl Segments {
             oldest_sent,
             covers_retx,
             latest,
+            last,
         }
     }
 

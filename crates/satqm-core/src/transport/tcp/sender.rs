@@ -1028,14 +1028,18 @@ impl TcpSender {
                 .before_cum_ack(&self.segs, self.snd_una, ack, self.prior_fack);
         }
         let retired = self.segs.retire(ack, self.cfg.rack);
-        if let (true, Some((sent_at, end, ever_retx))) = (self.cfg.rack, retired.latest) {
-            // An ACK that echoes a timestamp from before the resend was sent
-            // for the original: no delivery of the resend
+        if self.cfg.rack {
+            // The segment sent last, then the highest (whose RTT RACK keeps,
+            // as tcp_clean_rtx_queue() advances RACK in sequence order). An
+            // ACK that echoes a timestamp from before a resend was sent for
+            // the original: no delivery of the resend
             // (tcp_skb_spurious_retrans()).
             const MS: u64 = 1_000_000;
             let ecr = self.ack_ts_ecr / MS;
-            if !(ever_retx && ecr > 0 && ecr < sent_at.ns() / MS) {
-                self.rec.on_delivered(sent_at, end, ever_retx, now);
+            for (sent_at, end, ever_retx) in [retired.latest, retired.last].into_iter().flatten() {
+                if !(ever_retx && ecr > 0 && ecr < sent_at.ns() / MS) {
+                    self.rec.on_delivered(sent_at, end, ever_retx, now);
+                }
             }
         }
         // While ECN backs off at one segment, echoed ACKs give no sample,

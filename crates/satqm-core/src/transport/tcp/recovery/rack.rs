@@ -8,8 +8,13 @@
 //! been delivered (cumulatively acknowledged or SACKed), it should have been
 //! delivered too, give or take a reordering window. A segment sent before
 //! the most recently sent delivered one is lost when it has been out for
-//! the RTT of that delivery plus the reordering window; until then a timer
-//! waits for it.
+//! RACK.rtt plus the reordering window; until then a timer waits for it.
+//! RACK.rtt is Linux's: the RTT of the last segment delivered, in the
+//! order an ACK's SACK blocks and cumulative acknowledgement are read,
+//! whether or not it was the most recently sent (`tcp_rack_advance()`;
+//! RFC 8985 takes the most recently sent's). After a path's delay falls,
+//! the overtaken segments' ACKs keep it at the old path's RTT, and the
+//! rest of them are waited for.
 //!
 //! The reordering window is Linux's (`tcp_rack_reo_wnd()`,
 //! `tcp_rack_update_reo_wnd()`): until the flow has seen reordering, none
@@ -41,7 +46,10 @@ pub struct Rack {
     /// RACK.xmit_ts and RACK.end_seq: the most recently sent delivered
     /// segment (`None` before any delivery).
     newest: Option<(SimTime, u64)>,
-    /// RACK.rtt: the RTT of that delivery.
+    /// RACK.rtt as Linux keeps it: the RTT of the last delivery processed
+    /// (`tcp_rack_advance()` sets it for every segment SACKed or
+    /// cumulatively acknowledged, in sequence order, whether or not it was
+    /// the most recently sent; RFC 8985 takes the most recently sent's).
     rtt: SimTime,
     /// The smallest RTT seen from a segment sent once.
     min_rtt: Option<SimTime>,
@@ -86,12 +94,12 @@ impl Rack {
         } else if self.min_rtt.is_none_or(|m| rtt < m) {
             self.min_rtt = Some(rtt);
         }
+        self.rtt = rtt;
         if self
             .newest
             .is_none_or(|(t, e)| sent_after(sent_at, end, t, e))
         {
             self.newest = Some((sent_at, end));
-            self.rtt = rtt;
         }
     }
 
@@ -241,5 +249,28 @@ impl Rack {
     /// candidates, each waiting for a later delivery.
     pub fn on_timeout(&mut self) {
         self.deadline = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rack_rtt_is_the_last_deliverys_as_linux_keeps_it() {
+        // A segment sent at 100 ms delivered at 150 ms, then one sent at
+        // 60 ms (overtaken) delivered at 160 ms: RACK's reference stays the
+        // most recently sent, its RTT becomes the last delivery's (100 ms),
+        // so segments sent just before the reference wait that long.
+        let ms = SimTime::from_ms;
+        let mut r = Rack::default();
+        r.delivered(ms(100), 2000, false, ms(150));
+        assert_eq!((r.newest, r.rtt), (Some((ms(100), 2000)), ms(50)));
+        r.delivered(ms(60), 1000, false, ms(160));
+        assert_eq!((r.newest, r.rtt), (Some((ms(100), 2000)), ms(100)));
+        // A resend acknowledged sooner than the smallest RTT is the
+        // original's ACK: nothing changes.
+        r.delivered(ms(140), 1500, true, ms(160));
+        assert_eq!((r.newest, r.rtt), (Some((ms(100), 2000)), ms(100)));
     }
 }
