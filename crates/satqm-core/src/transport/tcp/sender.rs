@@ -488,7 +488,12 @@ impl TcpSender {
         let delivered_before = self.snd_una + self.segs.sacked_bytes();
         let (una_before, lost_before) = (self.snd_una, self.segs.lost_total());
         let sacked_before = self.segs.sacked_bytes();
-        let (was_recovery, was_open) = (self.rec.in_recovery(), self.rec.is_open(self.snd_una));
+        // The loss-episode state before this ACK, for the undo checks.
+        let (was_recovery, was_open) = if self.undo.is_some() {
+            (self.rec.in_recovery(), self.rec.is_open(self.snd_una))
+        } else {
+            (false, true)
+        };
         if self.cfg.rack {
             self.prior_fack = self.rec.highest_sacked(&self.segs, self.snd_una);
         }
