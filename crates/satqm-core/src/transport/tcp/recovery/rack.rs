@@ -72,6 +72,9 @@ pub struct Rack {
     dsack_seen: bool,
     /// When the last step was added.
     stepped_at: Option<SimTime>,
+    /// When the most recently sent segment the ACK being read delivered
+    /// was sent (its rate sample's `prior_delivered`, as a time).
+    ack_newest: Option<SimTime>,
 }
 
 /// `TCP_RACK_RECOVERY_THRESH`.
@@ -86,6 +89,7 @@ impl Rack {
     /// A segment ending at `end`, last sent at `sent_at`, was delivered at
     /// `now` (RACK_update).
     pub fn delivered(&mut self, sent_at: SimTime, end: u64, ever_retx: bool, now: SimTime) {
+        self.ack_newest = Some(self.ack_newest.map_or(sent_at, |t| t.max(sent_at)));
         let rtt = now - sent_at;
         if ever_retx {
             if self.min_rtt.is_some_and(|m| rtt < m) {
@@ -129,11 +133,12 @@ impl Rack {
     }
 
     /// After each ACK (`tcp_rack_update_reo_wnd()`): a D-SACK adds a step
-    /// unless the newest delivery was sent before the last step (less than
-    /// a round trip ago); without one, the steps fall back to one once the
-    /// recoveries it persists for are spent.
+    /// unless the segment sent last among those this ACK delivered was
+    /// sent before the last step (less than a round trip ago); an ACK that
+    /// delivered nothing leaves a D-SACK pending. Without one, the steps
+    /// fall back to one once the recoveries it persists for are spent.
     pub fn update_reo_wnd(&mut self, now: SimTime) {
-        let Some((newest_sent, _)) = self.newest else {
+        let Some(newest_sent) = self.ack_newest.take() else {
             return;
         };
         if self.stepped_at.is_some_and(|t| newest_sent < t) {
