@@ -28,7 +28,7 @@ use super::rtt::RttEstimator;
 use super::segments::Segments;
 use super::sndbuf::SendBuffer;
 pub use super::stats::{CutKind, SenderStats, WindowCut};
-use super::undo::Undo;
+use super::undo::{echoes_before, Undo};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderState {
@@ -1039,10 +1039,8 @@ impl TcpSender {
             // ACK that echoes a timestamp from before a resend was sent for
             // the original: no delivery of the resend
             // (tcp_skb_spurious_retrans()).
-            const MS: u64 = 1_000_000;
-            let ecr = self.ack_ts_ecr / MS;
             for (sent_at, end, ever_retx) in [retired.latest, retired.last].into_iter().flatten() {
-                if !(ever_retx && ecr > 0 && ecr < sent_at.ns() / MS) {
+                if !(ever_retx && echoes_before(self.ack_ts_ecr, sent_at)) {
                     self.rec.on_delivered(sent_at, end, ever_retx, now);
                 }
             }

@@ -48,6 +48,14 @@ pub struct Undo {
     resent_high: u64,
 }
 
+/// An ACK echoing `ts_ecr` (nanoseconds, 0 for none) was sent for a segment
+/// that left before `at`, compared in the option's whole milliseconds
+/// (`tcp_tsopt_ecr_before()`).
+pub fn echoes_before(ts_ecr: u64, at: SimTime) -> bool {
+    const MS: u64 = 1_000_000;
+    ts_ecr / MS > 0 && ts_ecr / MS < at.ns() / MS
+}
+
 /// What an ACK's first SACK block said, if it was a D-SACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dsack {
@@ -142,9 +150,7 @@ impl Undo {
     /// segment that left before the first resend still outstanding
     /// (`tcp_packet_delayed()`, compared in the option's milliseconds).
     pub fn delayed(&self, ts_ecr: u64) -> bool {
-        const MS: u64 = 1_000_000;
-        self.retrans_stamp
-            .is_some_and(|t| ts_ecr / MS > 0 && ts_ecr / MS < t.ns() / MS)
+        self.retrans_stamp.is_some_and(|t| echoes_before(ts_ecr, t))
     }
 
     /// An ECN echo: the reduction under way, if any, stays

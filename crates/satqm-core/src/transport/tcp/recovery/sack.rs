@@ -127,21 +127,15 @@ impl Sack {
         ack: u64,
         prior_fack: u64,
     ) {
-        let highest = prior_fack;
-        let Some(r) = &mut self.rack else {
-            return;
-        };
-        if r.reord_seen || highest <= snd_una {
+        if self.rack.is_none() || self.reord_seen() || prior_fack <= snd_una {
             return;
         }
-        for s in segs.iter() {
-            if s.end() > ack {
-                break;
-            }
-            if !s.sacked() && !s.ever_retx && s.start < highest {
-                r.reord_seen = true;
-                break;
-            }
+        let reordered = segs
+            .iter()
+            .take_while(|s| s.end() <= ack)
+            .any(|s| !s.sacked() && !s.ever_retx && s.start < prior_fack);
+        if reordered {
+            self.note_reordering();
         }
     }
 
@@ -315,8 +309,8 @@ impl LossRecovery for Sack {
             }
         }
         self.highest_sacked = highest;
-        if let (true, Some(r)) = (reordered, &mut self.rack) {
-            r.reord_seen = true;
+        if reordered {
+            self.note_reordering();
         }
         if changed {
             self.advance_edge(segs);
