@@ -327,10 +327,16 @@ CASES: list[tuple[str, Edit, str, str]] = [
         "above 1",
     ),
     (
-        "BBRv3 with ECN",
+        "BBRv3 with RFC 3168 ECN",
         _update("tcp", recovery="sack", cc="bbr3", ecn=True),
         "tcp.ecn",
-        "no response to ECN",
+        "needs \"dctcp\" or \"accecn\" feedback",
+    ),
+    (
+        "BBRv3 ECN parameter without ECN",
+        _update("tcp", recovery="sack", cc={"kind": "bbr3", "ecn_thresh": 0.4}),
+        "tcp.cc.ecn_thresh",
+        "needs ECN on",
     ),
     (
         "BBRv3 beta above 1",

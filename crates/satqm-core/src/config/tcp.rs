@@ -321,11 +321,28 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
             ));
         }
     }
-    if bbr == Some("bbr3") && c.ecn {
-        return Err(ConfigError::new(
-            format!("{path}.ecn"),
-            "cannot be true with cc = \"bbr3\": draft-ietf-ccwg-bbr specifies no response to ECN marks, and an ECN-capable sender must respond to them",
-        ));
+    if bbr == Some("bbr3") {
+        // Google's BBRv3 heeds marks only with feedback that counts each
+        // (tcp_bbr.c's bbr_can_use_ecn(): ECN negotiated on a route marked
+        // as a shallow-threshold AQM's); RFC 3168's echo says only that a
+        // window saw marks, and the draft specifies no response to it.
+        if c.ecn && c.ecn_feedback == EcnFeedback::Classic {
+            return Err(ConfigError::new(
+                format!("{path}.ecn"),
+                "cc = \"bbr3\" needs \"dctcp\" or \"accecn\" feedback: it measures the share of data marked, \
+                 as Google's BBRv3 does (RFC 3168's echo does not count marks, and the draft specifies no response to it)",
+            ));
+        }
+        let given = match &raw.cc {
+            Some(RawCc::Table(t)) => t.params.keys().find(|k| k.starts_with("ecn_")).cloned(),
+            _ => None,
+        };
+        if let (Some(k), false) = (given, c.ecn) {
+            return Err(ConfigError::new(
+                format!("{path}.cc.{k}"),
+                "needs ECN on (tcp.ecn = \"dctcp\" or \"accecn\")",
+            ));
+        }
     }
     if let Some(h) = raw.handshake {
         c.handshake = h;
@@ -750,6 +767,46 @@ fn bbr3_params(t: &mut CcTable) -> Result<Bbr3Params, ConfigError> {
         p.min_cwnd = match v {
             toml::Value::Integer(i) => int_in(i, &t.key("min_cwnd"), 1, 1000)? as u32,
             _ => return Err(ConfigError::new(t.key("min_cwnd"), "must be an integer")),
+        };
+    }
+    // ECN, as Google's BBRv3 answers it (zero turns a part off, as there).
+    for (k, slot, hi) in [
+        ("ecn_factor", &mut p.ecn_factor, 1.0),
+        ("ecn_thresh", &mut p.ecn_thresh, 1.0),
+        ("ecn_alpha_gain", &mut p.ecn_alpha_gain, 1.0),
+        ("ecn_alpha_init", &mut p.ecn_alpha_init, 1.0),
+        ("ecn_reprobe_gain", &mut p.ecn_reprobe_gain, 2.0),
+    ] {
+        if let Some(v) = t.take(k)? {
+            let x = t.real(&v, k)?;
+            if !(0.0..=hi).contains(&x) {
+                return Err(ConfigError::new(
+                    t.key(k),
+                    format!("must be from 0 to {hi}"),
+                ));
+            }
+            *slot = x;
+        }
+    }
+    if p.ecn_alpha_gain == 0.0 && p.ecn_factor > 0.0 {
+        return Err(ConfigError::new(
+            t.key("ecn_alpha_gain"),
+            "must be above 0 while ecn_factor is (α would never move)",
+        ));
+    }
+    if let Some(v) = t.take("ecn_max_rtt")? {
+        let q = t.quantity(&v, "ecn_max_rtt")?;
+        p.ecn_max_rtt = quantity_time(&q, &t.key("ecn_max_rtt"), true)?;
+    }
+    if let Some(v) = t.take("full_ecn_cnt")? {
+        p.full_ecn_cnt = match v {
+            toml::Value::Integer(i) => int_in(i, &t.key("full_ecn_cnt"), 0, 100)? as u32,
+            _ => {
+                return Err(ConfigError::new(
+                    t.key("full_ecn_cnt"),
+                    "must be an integer",
+                ))
+            }
         };
     }
     Ok(p)
@@ -1314,9 +1371,46 @@ cc = \"prague\"\npacing = false\n"
             bbr3("high_gain = 2"),
             "tcp.cc.high_gain: is not a parameter of this congestion control"
         );
+        assert!(
+            err(&format!("{BASE}\n{SACK}cc = \"bbr3\"\necn = true\n")).starts_with(
+                "tcp.ecn: cc = \"bbr3\" needs \"dctcp\" or \"accecn\" feedback: it measures the share of data marked"
+            )
+        );
+        // ECN as Google's BBRv3 answers it, with its parameters.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n{SACK}ecn = \"accecn\"\n[tcp.cc]\nkind = \"bbr3\"\necn_max_rtt = \"0 s\"\necn_factor = 0.5\nfull_ecn_cnt = 0\n"
+        ));
+        assert!(t.ecn);
         assert_eq!(
-            err(&format!("{BASE}\n{SACK}cc = \"bbr3\"\necn = true\n")),
-            "tcp.ecn: cannot be true with cc = \"bbr3\": draft-ietf-ccwg-bbr specifies no response to ECN marks, and an ECN-capable sender must respond to them"
+            t.cc,
+            CcKind::Bbr3(Bbr3Params {
+                ecn_max_rtt: SimTime::ZERO,
+                ecn_factor: 0.5,
+                full_ecn_cnt: 0,
+                ..Bbr3Params::default()
+            })
+        );
+        assert_eq!(
+            bbr3("ecn_thresh = 0.5"),
+            "tcp.cc.ecn_thresh: needs ECN on (tcp.ecn = \"dctcp\" or \"accecn\")"
+        );
+        let ecn3 = |kv: &str| {
+            err(&format!(
+                "{BASE}\n{SACK}ecn = \"dctcp\"\n[tcp.cc]\nkind = \"bbr3\"\n{kv}\n"
+            ))
+        };
+        assert_eq!(
+            ecn3("ecn_factor = 1.5"),
+            "tcp.cc.ecn_factor: must be from 0 to 1"
+        );
+        assert_eq!(
+            ecn3("ecn_alpha_gain = 0"),
+            "tcp.cc.ecn_alpha_gain: must be above 0 while ecn_factor is (α would never move)"
+        );
+        assert!(ecn3("ecn_max_rtt = 5").starts_with("tcp.cc.ecn_max_rtt"));
+        assert_eq!(
+            ecn3("full_ecn_cnt = 1.5"),
+            "tcp.cc.full_ecn_cnt: must be an integer"
         );
         assert_eq!(
             err(&format!("{BASE}\n[tcp]\ncc = \"bbr3\"\n")),

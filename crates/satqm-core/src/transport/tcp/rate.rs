@@ -42,6 +42,8 @@ pub struct TxSnap {
     pub tx_in_flight: u64,
     /// Bytes deemed lost so far when it was sent (`P.lost`).
     pub lost: u64,
+    /// Bytes delivered CE-marked when it was sent (`P.delivered_ce`).
+    pub delivered_ce: u64,
 }
 
 /// What one ACK tells about the delivery rate (Linux's `struct
@@ -87,6 +89,9 @@ pub struct RateSample {
     pub tx_in_flight: u64,
     /// Bytes deemed lost between its sending and this ACK (`RS.lost`).
     pub lost: u64,
+    /// Of `delivered`, bytes that arrived CE-marked (`RS.delivered_ce`),
+    /// with DCTCP's or AccECN's feedback.
+    pub delivered_ce: u64,
 }
 
 /// A segment newly deemed lost, with its snapshot (BBRv3's per-loss
@@ -128,6 +133,8 @@ pub struct RateEstimator {
     first: u64,
     /// Bytes delivered so far (`C.delivered`).
     pub delivered: u64,
+    /// Of those, bytes that arrived CE-marked (`C.delivered_ce`).
+    pub delivered_ce: u64,
     /// When the last of them was delivered (`C.delivered_time`).
     pub delivered_time: SimTime,
     /// Send time of the segment that gave the last sample, or of the first
@@ -172,6 +179,7 @@ impl RateEstimator {
             app_limited: self.app_limited != 0,
             tx_in_flight: inflight,
             lost,
+            delivered_ce: self.delivered_ce,
         };
         if self.snaps.is_empty() {
             self.first = ordinal;
@@ -273,6 +281,15 @@ impl RateEstimator {
         self.lost = self.lost.max(lost);
     }
 
+    /// The ACK just sampled reported `bytes` delivered CE-marked (read
+    /// after the sample, as the losses of [`add_losses`](Self::add_losses)).
+    pub fn add_ce(&mut self, bytes: u64) {
+        self.delivered_ce += bytes;
+        if self.last.sampled {
+            self.last.delivered_ce += bytes;
+        }
+    }
+
     /// Losses counted so far are not this ACK's (a timeout's marks: Linux
     /// reports them through the loss state, not the rate sample).
     pub fn sync_lost(&mut self, lost: u64) {
@@ -325,6 +342,7 @@ impl RateEstimator {
                 self.note_rtt(rtt);
             }
             rs.delivered = self.delivered - p.snap.delivered;
+            rs.delivered_ce = self.delivered_ce - p.snap.delivered_ce;
             rs.interval = rs.send_elapsed.max(rs.ack_elapsed);
             rs.valid = self.min_rtt.is_none_or(|m| rs.interval >= m);
         }

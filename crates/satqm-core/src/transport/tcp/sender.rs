@@ -812,6 +812,9 @@ impl TcpSender {
             }
         };
         self.feedback.delivered_ce += delivered_ce;
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.add_ce(delivered_ce * self.cfg.mss as u64);
+        }
         self.cc.on_ecn(
             &mut self.win,
             &EcnSample {
@@ -859,6 +862,8 @@ impl TcpSender {
             delivered: r.map_or(0, |r| r.delivered),
             delivered_time: r.map_or(now, |r| r.delivered_time),
             lost: self.segs.lost_total(),
+            delivered_ce: r.map_or(0, |r| r.delivered_ce),
+            ecn: self.cfg.ecn && self.cfg.ecn_feedback != EcnFeedback::Classic,
             srtt: self.rtt.srtt(),
             min_rtt: r.and_then(|r| r.min_rtt()),
             edt: self.pace_next.max(now),

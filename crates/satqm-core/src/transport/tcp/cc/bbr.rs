@@ -843,6 +843,8 @@ mod tests {
             delivered,
             delivered_time: now,
             lost: 0,
+            delivered_ce: 0,
+            ecn: false,
             srtt: Some(ms(100)),
             min_rtt: Some(ms(100)),
             edt: now,

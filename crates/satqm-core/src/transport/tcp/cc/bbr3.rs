@@ -55,6 +55,26 @@ pub struct Bbr3Params {
     pub min_cwnd: u32,
     /// Pacing below the estimate (1 %).
     pub pacing_margin: f64,
+    /// ECN, which the draft leaves unspecified, as Google's BBRv3 answers
+    /// it (`tcp_bbr.c`, v3 branch) on a connection whose feedback counts
+    /// every mark: each round with marks outside probing cuts
+    /// `inflight_shortterm` by `ecn_factor` × α (1/3; 0: no cut).
+    pub ecn_factor: f64,
+    /// A sample whose marked share exceeds this ends a probe, and Startup
+    /// after `full_ecn_cnt` rounds (0.5).
+    pub ecn_thresh: f64,
+    /// α's gain per round (1/16).
+    pub ecn_alpha_gain: f64,
+    /// α's first value (1).
+    pub ecn_alpha_init: f64,
+    /// The largest min RTT at which marks are heeded (5 ms: marks are read
+    /// as a shallow-threshold, data-centre AQM's); zero for any RTT.
+    pub ecn_max_rtt: SimTime,
+    /// Rounds of Startup above `ecn_thresh` that end it (2; 0: never).
+    pub full_ecn_cnt: u32,
+    /// After a cycle with marks and no loss, the next probe starts with
+    /// this share of `inflight_longterm` per round (0.5; 0: no early probe).
+    pub ecn_reprobe_gain: f64,
 }
 
 impl Default for Bbr3Params {
@@ -73,6 +93,13 @@ impl Default for Bbr3Params {
             probe_rtt_cwnd_gain: 0.5,
             min_cwnd: 4,
             pacing_margin: 0.01,
+            ecn_factor: 1.0 / 3.0,
+            ecn_thresh: 0.5,
+            ecn_alpha_gain: 1.0 / 16.0,
+            ecn_alpha_init: 1.0,
+            ecn_max_rtt: SimTime::from_ms(5),
+            full_ecn_cnt: 2,
+            ecn_reprobe_gain: 0.5,
         }
     }
 }
@@ -165,6 +192,20 @@ pub struct Bbr3 {
     prev_state: CaState,
     /// cwnd at the end of the last ACK, bytes.
     cwnd: f64,
+    /// ECN (Google's v3): marks are heeded (the connection counts them and
+    /// its min RTT was at most `ecn_max_rtt` once).
+    ecn_eligible: bool,
+    /// The marked share of delivered data, smoothed per round.
+    ecn_alpha: f64,
+    /// Delivered and CE-delivered bytes at α's last update.
+    alpha_last_delivered: u64,
+    alpha_last_delivered_ce: u64,
+    /// CE-delivered bytes as of the last ACK.
+    seen_ce: u64,
+    ecn_in_round: bool,
+    ecn_in_cycle: bool,
+    loss_in_cycle: bool,
+    startup_ecn_rounds: u32,
 }
 
 impl Bbr3 {
@@ -219,6 +260,15 @@ impl Bbr3 {
             pacing_rate: 0.0,
             prev_state: CaState::Open,
             cwnd: 0.0,
+            ecn_eligible: false,
+            ecn_alpha: p.ecn_alpha_init,
+            alpha_last_delivered: 0,
+            alpha_last_delivered_ce: 0,
+            seen_ce: 0,
+            ecn_in_round: false,
+            ecn_in_cycle: false,
+            loss_in_cycle: false,
+            startup_ecn_rounds: 0,
         }
     }
 
@@ -244,6 +294,15 @@ impl Bbr3 {
 
     pub fn bw_shortterm(&self) -> f64 {
         self.bw_shortterm
+    }
+
+    /// ECN's α, the smoothed marked share.
+    pub fn ecn_alpha(&self) -> f64 {
+        self.ecn_alpha
+    }
+
+    pub fn ecn_eligible(&self) -> bool {
+        self.ecn_eligible
     }
 
     pub fn full_bw_reached(&self) -> bool {
@@ -339,6 +398,77 @@ impl Bbr3 {
         lost as f64 > tx_in_flight as f64 * self.p.loss_thresh
     }
 
+    /// The sample's marked share is over `ecn_thresh` (the ECN half of
+    /// Google's `bbr_is_inflight_too_high()`).
+    fn is_ecn_too_high(&self, rs: &RateSample) -> bool {
+        self.ecn_eligible
+            && rs.delivered_ce > 0
+            && rs.delivered > 0
+            && rs.delivered_ce as f64 > rs.delivered as f64 * self.p.ecn_thresh
+    }
+
+    /// `BBRHandleInflightTooHigh()`: once per probe, `inflight_longterm`
+    /// comes down to the flight at which the signal came (at least β of
+    /// the target), and an UP phase ends.
+    fn handle_inflight_too_high(&mut self, tx_in_flight: f64, app_limited: bool, c: &Control) {
+        self.bw_probe_samples = false;
+        if !app_limited {
+            self.inflight_longterm = tx_in_flight.max(self.target_inflight() * self.p.beta);
+        }
+        if self.mode == Bbr3Mode::Up {
+            self.start_down(c);
+        }
+    }
+
+    /// Startup saw too much loss or marking: the pipe is full, and
+    /// `inflight_longterm` is what the last round delivered, at least the
+    /// BDP (Google's `bbr_handle_queue_too_high_in_startup()`).
+    fn handle_queue_too_high_in_startup(&mut self) {
+        self.full_bw_reached = true;
+        self.inflight_longterm = self.bdp_multiple(self.bw, 1.0).max(self.inflight_latest);
+    }
+
+    /// Google's `bbr_update_ecn_alpha()`, at the start of a round: the
+    /// connection becomes eligible once its min RTT is at most
+    /// `ecn_max_rtt`; α moves by `ecn_alpha_gain` towards the share of
+    /// the data delivered since the last update that was marked; Startup
+    /// ends after `full_ecn_cnt` rounds in a row above `ecn_thresh`.
+    fn update_ecn_alpha(&mut self, c: &Control) {
+        let p = self.p;
+        if !self.ecn_eligible
+            && c.ecn
+            && p.ecn_factor > 0.0
+            && (p.ecn_max_rtt == SimTime::ZERO || self.min_rtt.is_some_and(|m| m <= p.ecn_max_rtt))
+        {
+            self.ecn_eligible = true;
+        }
+        if !self.ecn_eligible {
+            return;
+        }
+        let delivered = c.delivered.saturating_sub(self.alpha_last_delivered);
+        let ce = c.delivered_ce.saturating_sub(self.alpha_last_delivered_ce);
+        if delivered == 0 {
+            return;
+        }
+        let ratio = ce as f64 / delivered as f64;
+        let g = p.ecn_alpha_gain;
+        self.ecn_alpha = ((1.0 - g) * self.ecn_alpha + g * ratio).min(1.0);
+        self.alpha_last_delivered = c.delivered;
+        self.alpha_last_delivered_ce = c.delivered_ce;
+        // bbr_check_ecn_too_high_in_startup()
+        if self.full_bw_reached || p.full_ecn_cnt == 0 {
+            return;
+        }
+        if ratio >= p.ecn_thresh {
+            self.startup_ecn_rounds += 1;
+        } else {
+            self.startup_ecn_rounds = 0;
+        }
+        if self.startup_ecn_rounds >= p.full_ecn_cnt {
+            self.handle_queue_too_high_in_startup();
+        }
+    }
+
     fn save_cwnd(&mut self, cwnd: f64) {
         if self.prev_state == CaState::Open && self.mode != Bbr3Mode::ProbeRtt {
             self.prior_cwnd = cwnd;
@@ -359,6 +489,9 @@ impl Bbr3 {
 
     fn reset_congestion_signals(&mut self) {
         self.loss_in_round = false;
+        self.ecn_in_round = false;
+        self.loss_in_cycle = false;
+        self.ecn_in_cycle = false;
         self.bw_latest = 0.0;
         self.inflight_latest = 0.0;
     }
@@ -406,9 +539,11 @@ impl Bbr3 {
         self.update_gains();
     }
 
-    fn start_refill(&mut self, c: &Control) {
+    /// REFILL, the probe's first `inflight_longterm` raise being
+    /// 2^`up_rounds` segments a round.
+    fn start_refill(&mut self, up_rounds: u32, c: &Control) {
         self.reset_short_term_model();
-        self.bw_probe_up_rounds = 0;
+        self.bw_probe_up_rounds = up_rounds;
         self.bw_probe_up_acks = 0.0;
         self.ack_phase = AckPhase::Refilling;
         self.start_round(c);
@@ -456,10 +591,25 @@ impl Bbr3 {
         self.rounds_since_bw_probe >= reno_rounds.min(RENO_ROUNDS_CAP)
     }
 
-    /// `BBRIsTimeToProbeBW()`.
+    /// `BBRIsTimeToProbeBW()`, and Google's quick re-probe after a cycle
+    /// with marks and no loss (in case the traffic that caused them left).
     fn is_time_to_probe_bw(&mut self, c: &Control) -> bool {
+        let p = self.p;
+        if p.ecn_reprobe_gain > 0.0
+            && self.ecn_eligible
+            && self.ecn_in_cycle
+            && !self.loss_in_cycle
+            && c.state == CaState::Open
+        {
+            // 2^n segments per round is about ecn_reprobe_gain of
+            // inflight_longterm.
+            let segs = (self.inflight_longterm * p.ecn_reprobe_gain / self.mss).max(1.0);
+            let n = segs.log2().floor().min(30.0) as u32;
+            self.start_refill(n, c);
+            return true;
+        }
         if c.now > self.cycle_stamp + self.bw_probe_wait || self.is_reno_coexistence_probe_time() {
-            self.start_refill(c);
+            self.start_refill(0, c);
             return true;
         }
         false
@@ -504,7 +654,13 @@ impl Bbr3 {
                 self.max_bw = [self.max_bw[1], 0.0];
             }
         }
-        if !self.is_inflight_too_high(rs.lost, rs.tx_in_flight) {
+        if self.is_ecn_too_high(rs) {
+            // Google's v3 answers a marked sample on the ACK itself; the
+            // draft's loss signal is answered per lost segment (on_lost).
+            if self.bw_probe_samples {
+                self.handle_inflight_too_high(rs.tx_in_flight as f64, rs.is_app_limited, c);
+            }
+        } else if !self.is_inflight_too_high(rs.lost, rs.tx_in_flight) {
             if self.inflight_longterm.is_infinite() {
                 return;
             }
@@ -576,23 +732,43 @@ impl Bbr3 {
     /// `BBRUpdateCongestionSignals()`.
     fn update_congestion_signals(&mut self, rs: &RateSample, rate: f64, c: &Control) {
         self.update_max_bw(rs, rate, c);
+        if self.round_start {
+            self.update_ecn_alpha(c);
+        }
+        let marked = c.delivered_ce > self.seen_ce;
+        self.seen_ce = c.delivered_ce;
+        self.ecn_in_round |= self.ecn_eligible && marked;
         if !self.loss_round_start {
             return;
         }
         // BBRAdaptLowerBoundsFromCongestion(): once per round.
-        if !self.is_probing_bw() && self.loss_in_round {
-            if self.bw_shortterm.is_infinite() {
-                self.bw_shortterm = self.max_bw();
+        if !self.is_probing_bw() {
+            // Google's v3: a round with marks cuts the volume by
+            // ecn_factor × α, a round with loss as the draft says; the
+            // lower of the two stands.
+            let mut ecn_cap = f64::INFINITY;
+            if self.ecn_in_round {
+                if self.inflight_shortterm.is_infinite() {
+                    self.inflight_shortterm = self.cwnd;
+                }
+                ecn_cap = self.inflight_shortterm * (1.0 - self.p.ecn_factor * self.ecn_alpha);
             }
-            if self.inflight_shortterm.is_infinite() {
-                self.inflight_shortterm = self.cwnd;
+            if self.loss_in_round {
+                if self.bw_shortterm.is_infinite() {
+                    self.bw_shortterm = self.max_bw();
+                }
+                if self.inflight_shortterm.is_infinite() {
+                    self.inflight_shortterm = self.cwnd;
+                }
+                self.bw_shortterm = self.bw_latest.max(self.p.beta * self.bw_shortterm);
+                self.inflight_shortterm = self
+                    .inflight_latest
+                    .max(self.p.beta * self.inflight_shortterm);
             }
-            self.bw_shortterm = self.bw_latest.max(self.p.beta * self.bw_shortterm);
-            self.inflight_shortterm = self
-                .inflight_latest
-                .max(self.p.beta * self.inflight_shortterm);
+            self.inflight_shortterm = self.inflight_shortterm.min(ecn_cap);
         }
         self.loss_in_round = false;
+        self.ecn_in_round = false;
     }
 
     /// `BBRUpdateACKAggregation()`.
@@ -644,10 +820,9 @@ impl Bbr3 {
         if self.loss_round_start
             && c.state == CaState::Recovery
             && self.loss_events_in_round >= STARTUP_FULL_LOSS_CNT
-            && self.is_inflight_too_high(rs.lost, rs.tx_in_flight)
+            && (self.is_inflight_too_high(rs.lost, rs.tx_in_flight) || self.is_ecn_too_high(rs))
         {
-            self.full_bw_reached = true;
-            self.inflight_longterm = self.bdp_multiple(self.bw, 1.0).max(self.inflight_latest);
+            self.handle_queue_too_high_in_startup();
         }
         if self.loss_round_start {
             self.loss_events_in_round = 0;
@@ -828,6 +1003,8 @@ impl CongestionControl for Bbr3 {
         self.set_cwnd(rs, w, c);
         self.cwnd = w.cwnd;
         c.pacing_rate = Some(self.pacing_rate);
+        self.loss_in_cycle |= rs.lost > 0;
+        self.ecn_in_cycle |= rs.delivered_ce > 0;
     }
 
     /// `BBRHandleLostPacket()`.
@@ -836,6 +1013,7 @@ impl CongestionControl for Bbr3 {
             self.loss_round_delivered = c.delivered;
         }
         self.loss_in_round = true;
+        self.loss_in_cycle = true;
         if !self.bw_probe_samples {
             return;
         }
@@ -851,14 +1029,7 @@ impl CongestionControl for Bbr3 {
         let t = self.p.loss_thresh;
         let lost_prefix = (t * inflight_prev - lost_prev) / (1.0 - t);
         let tx_in_flight = (inflight_prev + lost_prefix).max(0.0);
-        // BBRHandleInflightTooHigh()
-        self.bw_probe_samples = false;
-        if !l.is_app_limited {
-            self.inflight_longterm = tx_in_flight.max(self.target_inflight() * self.p.beta);
-        }
-        if self.mode == Bbr3Mode::Up {
-            self.start_down(c);
-        }
+        self.handle_inflight_too_high(tx_in_flight, l.is_app_limited, c);
     }
 
     /// `BBRHandleRestartFromIdle()`.
@@ -904,6 +1075,8 @@ mod tests {
             delivered,
             delivered_time: now,
             lost: 0,
+            delivered_ce: 0,
+            ecn: false,
             srtt: Some(ms(100)),
             min_rtt: Some(ms(100)),
             edt: now,
@@ -930,7 +1103,11 @@ mod tests {
     }
 
     fn started(seed: u64) -> (Bbr3, Window) {
-        let mut b = Bbr3::new(Bbr3Params::default(), Rng::stream(seed, "bbr3-test", 0));
+        started_with(Bbr3Params::default(), seed)
+    }
+
+    fn started_with(p: Bbr3Params, seed: u64) -> (Bbr3, Window) {
+        let mut b = Bbr3::new(p, Rng::stream(seed, "bbr3-test", 0));
         let mut w = Window {
             cwnd: 10.0 * M,
             ssthresh: f64::INFINITY,
@@ -1122,6 +1299,124 @@ mod tests {
         round(&mut b, &mut w, &mut t, &mut d, 5e5, 50_000);
         assert_eq!(b.bw_shortterm(), 0.7 * 1e6);
         assert!(w.cwnd <= b.inflight_shortterm());
+    }
+
+    /// One round at 1 MB/s of which `share` arrived marked, on a
+    /// connection with ECN feedback; `ce` keeps the CE-delivered count.
+    fn marked_round(
+        b: &mut Bbr3,
+        w: &mut Window,
+        t: &mut u64,
+        d: &mut u64,
+        ce: &mut u64,
+        share: f64,
+    ) {
+        *t += 100;
+        let acked = 100_000u64;
+        let mut rs = sample(*d, 1e6, acked, 100_000);
+        rs.delivered_ce = (share * acked as f64) as u64;
+        *d += acked;
+        *ce += rs.delivered_ce;
+        let mut c = ctx(ms(*t), *d, 100_000);
+        c.ecn = true;
+        c.delivered_ce = *ce;
+        b.control(w, &rs, &mut c);
+    }
+
+    fn ecn_params(max_rtt_ms: u64) -> Bbr3Params {
+        Bbr3Params {
+            ecn_max_rtt: ms(max_rtt_ms),
+            ..Bbr3Params::default()
+        }
+    }
+
+    /// Google's v3 heeds marks only on a path whose min RTT is at most
+    /// ecn_max_rtt (5 ms by default; zero: any); α moves by 1/16 a round
+    /// towards the marked share: from 1, after a round with half marked,
+    /// 15/16 + 1/32.
+    #[test]
+    fn ecn_alpha_and_eligibility() {
+        for (max_rtt, eligible) in [(5, false), (0, true), (100, true)] {
+            let (mut b, mut w) = started_with(ecn_params(max_rtt), 1);
+            let (mut t, mut d, mut ce) = (0, 0, 0);
+            marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.5);
+            assert_eq!(b.ecn_eligible(), eligible, "ecn_max_rtt {max_rtt} ms");
+            if eligible {
+                assert!((b.ecn_alpha() - (15.0 / 16.0 + 0.5 / 16.0)).abs() < 1e-12);
+            } else {
+                assert_eq!(b.ecn_alpha(), 1.0);
+            }
+        }
+        // Without ECN feedback, never.
+        let (mut b, mut w) = started(1);
+        b.p.ecn_max_rtt = SimTime::ZERO;
+        let (mut t, mut d) = (0, 0);
+        round(&mut b, &mut w, &mut t, &mut d, 1e6, 0);
+        assert!(!b.ecn_eligible());
+    }
+
+    /// Two rounds of Startup with at least half the data marked end it,
+    /// with inflight_longterm at the BDP or the last round's delivery.
+    #[test]
+    fn marks_end_startup() {
+        let (mut b, mut w) = started_with(ecn_params(0), 1);
+        let (mut t, mut d, mut ce) = (0, 0, 0);
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.6);
+        assert_eq!(b.mode, Bbr3Mode::Startup);
+        // One round below the threshold starts the count again.
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.4);
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.5);
+        assert!(!b.full_bw_reached());
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.7);
+        assert!(b.full_bw_reached());
+        assert_ne!(b.mode, Bbr3Mode::Startup);
+        assert!(b.inflight_longterm().is_finite());
+    }
+
+    /// Outside probing, a round with marks cuts inflight_shortterm by
+    /// 1 − α/3; a sample over the threshold while probing ends UP and sets
+    /// inflight_longterm to the flight it was sent with; after a cycle
+    /// with marks and no loss the next probe starts at once, with
+    /// 2^⌊log2(inflight_longterm/2 in segments)⌋ segments a round.
+    #[test]
+    fn marks_cut_the_short_term_model_and_end_a_probe() {
+        let (mut b, mut w, mut t, mut d) = cruising(6);
+        b.p.ecn_max_rtt = SimTime::ZERO;
+        let mut ce = 0;
+        // A round without marks makes the connection eligible (round start).
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.0);
+        assert!(b.ecn_eligible());
+        assert!(b.inflight_shortterm().is_infinite());
+        let alpha0 = b.ecn_alpha();
+        let cwnd = b.cwnd;
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.1);
+        let alpha = (1.0 - 1.0 / 16.0) * alpha0 + 0.1 / 16.0;
+        assert!((b.ecn_alpha() - alpha).abs() < 1e-12);
+        assert!((b.inflight_shortterm() - cwnd * (1.0 - alpha / 3.0)).abs() < 1e-6);
+        assert!(w.cwnd <= b.inflight_shortterm() + 1e-9);
+        // That cycle saw marks and no loss: the next ACK probes again,
+        // REFILL first (the short-term model forgotten), its first raise
+        // 2^30 segments with no inflight_longterm yet (Linux: ~0U / 2).
+        assert_eq!(b.mode, Bbr3Mode::Cruise);
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.0);
+        assert_eq!(b.mode, Bbr3Mode::Refill, "quick re-probe");
+        assert_eq!(b.bw_probe_up_rounds, 30);
+        assert!(b.bw_shortterm().is_infinite() && b.inflight_shortterm().is_infinite());
+        // REFILL's round, then UP; a sample with 60 % marked ends it.
+        marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.0);
+        assert_eq!(b.mode, Bbr3Mode::Up);
+        t += 10;
+        let mut rs = sample(d, 1e6, 10_000, 90_000);
+        rs.delivered = 10_000;
+        rs.delivered_ce = 6_000;
+        d += 10_000;
+        ce += 6_000;
+        let mut c = ctx(ms(t), d, 90_000);
+        c.ecn = true;
+        c.delivered_ce = ce;
+        b.control(&mut w, &rs, &mut c);
+        assert_eq!(b.mode, Bbr3Mode::Down);
+        assert_eq!(b.inflight_longterm(), 90_000.0);
     }
 
     /// PROBE_RTT every 5 s without a lower RTT: cwnd at half the BDP (at

@@ -113,6 +113,12 @@ pub struct Control {
     pub delivered_time: SimTime,
     /// Bytes ever deemed lost.
     pub lost: u64,
+    /// Bytes delivered CE-marked so far (with DCTCP's or AccECN's
+    /// feedback; Linux's `tp->delivered_ce`).
+    pub delivered_ce: u64,
+    /// The connection negotiated ECN with feedback that counts every mark
+    /// (DCTCP's or AccECN's) and sends ECN-capable segments.
+    pub ecn: bool,
     pub srtt: Option<SimTime>,
     /// The smallest RTT the connection has seen (the handshake's included).
     pub min_rtt: Option<SimTime>,
@@ -139,6 +145,8 @@ impl Control {
             delivered: 0,
             delivered_time: now,
             lost: 0,
+            delivered_ce: 0,
+            ecn: false,
             srtt: None,
             min_rtt: None,
             edt: now,
