@@ -1,4 +1,4 @@
-"""HyStart++ (RFC 9406) in CUBIC's initial slow start: `[tcp.cc] hystart = "rfc9406"`."""
+"""HyStart++ (RFC 9406) in CUBIC's and Reno's initial slow start: `[tcp.cc] hystart = "rfc9406"`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import pytest
 import satqm
 
 
-def _scenario(hystart: str, buffer: int, duration: int = 30, extra: str = "") -> str:
-    """One CUBIC flow over a GEO bottleneck: 10 Mbit/s, 580 ms base RTT."""
+def _scenario(
+    hystart: str, buffer: int, duration: int = 30, extra: str = "", kind: str = "cubic"
+) -> str:
+    """One flow over a GEO bottleneck: 10 Mbit/s, 580 ms base RTT."""
     return f"""
 name = "hystartpp"
 [simulation]
@@ -31,7 +33,7 @@ profile = "linux"
 mss = 1448
 {extra}
 [tcp.cc]
-kind = "cubic"
+kind = "{kind}"
 hystart = "{hystart}"
 [[traffic]]
 kind = "bulk"
@@ -43,11 +45,12 @@ def _run(hystart: str, buffer: int, **kw) -> satqm.Results:
     return satqm.run(satqm.Scenario.from_toml(_scenario(hystart, buffer, **kw)))
 
 
-def test_leaves_slow_start_without_a_loss_and_grows_a_quarter_in_css():
+@pytest.mark.parametrize("kind", ["cubic", "reno"])
+def test_leaves_slow_start_without_a_loss_and_grows_a_quarter_in_css(kind):
     # A buffer far deeper than the path: slow start alone would run until
     # the send buffer holds it. HyStart++ sees the queue's delay, enters
     # CSS and, five rounds later, congestion avoidance, with no drop.
-    r = _run("rfc9406", 5000)
+    r = _run("rfc9406", 5000, kind=kind)
     assert r.summary()["drops_total"] == 0
     c = r.cwnd
     t, cwnd = c.time_s.to_numpy(), c.cwnd_bytes.to_numpy() / 1448
@@ -68,16 +71,17 @@ def test_leaves_slow_start_without_a_loss_and_grows_a_quarter_in_css():
     # Without it the window keeps doubling until the send buffer holds
     # the flight (5,276 segments here, with the receiver's window out of
     # the way), far past where CSS ended.
-    off = _run("off", 5000, extra="receive_autotuning = false").cwnd
+    off = _run("off", 5000, extra="receive_autotuning = false", kind=kind).cwnd
     assert (off.ssthresh_bytes.to_numpy() > 1e9).all()
     assert off.cwnd_bytes.max() / 1448 > 1.5 * ssthresh[left[0]]
 
 
-def test_fewer_drops_than_plain_slow_start_into_a_shallow_buffer():
+@pytest.mark.parametrize("kind", ["cubic", "reno"])
+def test_fewer_drops_than_plain_slow_start_into_a_shallow_buffer(kind):
     # 800 packets, 1.6 bandwidth-delay products: CSS still overflows it,
     # but later and by less than slow start's doubling.
-    hspp = _run("rfc9406", 800, duration=20)
-    off = _run("off", 800, duration=20)
+    hspp = _run("rfc9406", 800, duration=20, kind=kind)
+    off = _run("off", 800, duration=20, kind=kind)
     d_hspp, d_off = hspp.summary()["drops_total"], off.summary()["drops_total"]
     assert 0 < d_hspp < d_off / 2
     assert hspp.drops.time_s.min() > off.drops.time_s.min()
@@ -100,14 +104,16 @@ def test_a_paced_sender_leaves_slow_start_the_same_way():
 
 
 @pytest.mark.parametrize(
-    ("extra", "key", "words"),
+    ("hystart", "extra", "kind", "key", "words"),
     [
-        ('cc_rules = "linux-2009"', "tcp.cc.hystart", "linux-2009"),
+        ("rfc9406", 'cc_rules = "linux-2009"', "cubic", "tcp.cc.hystart", "linux-2009"),
+        ("rfc9406", 'cc_rules = "linux-2009"', "reno", "tcp.cc.hystart", "linux-2009"),
+        ("linux", "", "reno", "tcp.cc.hystart", "tcp_cubic.c"),
     ],
 )
-def test_refusals_name_the_key(extra, key, words):
+def test_refusals_name_the_key(hystart, extra, kind, key, words):
     with pytest.raises(satqm.ConfigError) as e:
-        satqm.Scenario.from_toml(_scenario("rfc9406", 800, extra=extra))
+        satqm.Scenario.from_toml(_scenario(hystart, 800, extra=extra, kind=kind))
     assert key in str(e.value) and words in str(e.value)
 
 

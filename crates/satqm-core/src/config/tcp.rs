@@ -8,7 +8,7 @@
 use crate::error::ConfigError;
 use crate::time::SimTime;
 use crate::transport::tcp::cc::{
-    Bbr3Params, BbrParams, CubicParams, DctcpParams, HyStartKind, PragueParams,
+    Bbr3Params, BbrParams, CubicParams, DctcpParams, HyStartKind, PragueParams, RenoParams,
 };
 use crate::transport::tcp::sndbuf::BUFFER_OVERHEAD;
 use crate::transport::tcp::{
@@ -207,13 +207,18 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
             }
         };
     }
-    if let CcKind::Cubic(p) = &mut c.cc {
-        if let HyStartKind::Linux { paced } = &mut p.hystart {
+    let hystart = match &mut c.cc {
+        CcKind::Cubic(p) => Some(&mut p.hystart),
+        CcKind::Reno(p) => Some(&mut p.hystart),
+        _ => None,
+    };
+    if let Some(hystart) = hystart {
+        if let HyStartKind::Linux { paced } = hystart {
             // A paced sender's ACK train is not halved (hystart_update():
             // sk_pacing_status set by fq or by the sender's own pacing).
             *paced = c.pacing;
         }
-        if let HyStartKind::Rfc9406 { paced } = &mut p.hystart {
+        if let HyStartKind::Rfc9406 { paced } = hystart {
             // RFC 9406 section 4.3: L is unbounded for a paced sender.
             *paced = c.pacing;
             if c.cc_rules == CcRules::Linux2009 {
@@ -419,7 +424,7 @@ fn congestion_control(raw: &RawTcp, default: CcKind, path: &str) -> Result<CcKin
     };
     let mut cc = match raw.cc.as_ref().map(|c| c.kind()) {
         None => default,
-        Some("reno") => CcKind::Reno,
+        Some("reno") => CcKind::Reno(reno_params(&mut table)?),
         Some("hybla") => CcKind::Hybla {
             rtt0: match table.take("rtt0")? {
                 Some(v) => quantity_time(&table.quantity(&v, "rtt0")?, &table.key("rtt0"), false)?,
@@ -597,6 +602,25 @@ fn ecn(raw: &RawTcp, c: &mut TcpConfig, path: &str) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// Reno's parameters from its table: the slow-start exit.
+fn reno_params(t: &mut CcTable) -> Result<RenoParams, ConfigError> {
+    let mut p = RenoParams::default();
+    if let Some(v) = t.take("hystart")? {
+        p.hystart = match v.as_str() {
+            Some("rfc9406") => HyStartKind::Rfc9406 { paced: false },
+            Some("off") => HyStartKind::Off,
+            _ => {
+                return Err(ConfigError::new(
+                    t.key("hystart"),
+                    "must be \"rfc9406\" (HyStart++) or \"off\" with Reno (Linux's HyStart is \
+                     part of its CUBIC, tcp_cubic.c)",
+                ))
+            }
+        };
+    }
+    Ok(p)
 }
 
 /// CUBIC's parameters from its table.
@@ -1045,6 +1069,20 @@ mod tests {
             e.contains("tcp.cc.hystart") && e.contains("linux-2009"),
             "{e}"
         );
+        // Reno: HyStart++ or none.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\npacing = true\n[tcp.cc]\nkind = \"reno\"\nhystart = \"rfc9406\"\n"
+        ));
+        let CcKind::Reno(p) = t.cc else { panic!() };
+        assert_eq!(p.hystart, HyStartKind::Rfc9406 { paced: true });
+        assert_eq!(
+            bulk_tcp(&format!("{BASE}\n[tcp]\ncc = \"reno\"\n")).cc,
+            CcKind::RENO
+        );
+        let e = err(&format!(
+            "{BASE}\n[tcp.cc]\nkind = \"reno\"\nhystart = \"linux\"\n"
+        ));
+        assert!(e.starts_with("tcp.cc.hystart: must be \"rfc9406\""), "{e}");
     }
 
     #[test]
@@ -1141,7 +1179,7 @@ mod tests {
         assert!(t.ecn);
         assert_eq!(
             (t.ecn_feedback, t.ecn_codepoint, t.cc),
-            (EcnFeedback::AccEcn, EcnCodepoint::Ect1, CcKind::Reno)
+            (EcnFeedback::AccEcn, EcnCodepoint::Ect1, CcKind::RENO)
         );
         // DCTCP turns ECN on with its own feedback, or AccECN's.
         let t = bulk_tcp(&format!("{BASE}\n[tcp]\ncc = \"dctcp\"\n"));

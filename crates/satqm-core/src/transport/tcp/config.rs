@@ -28,8 +28,9 @@ pub enum Recovery {
 /// `cc/`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
-    /// Slow start and congestion avoidance of RFC 5681.
-    Reno,
+    /// Slow start and congestion avoidance of RFC 5681 (HyStart++ as an
+    /// option).
+    Reno(super::cc::RenoParams),
     /// TCP Hybla with reference round-trip time `rtt0`.
     Hybla { rtt0: SimTime },
     /// A constant window of `window` bytes: no slow start, no reduction.
@@ -45,6 +46,11 @@ pub enum CcKind {
     /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control, the L4S
     /// team's `tcp_prague`).
     Prague(super::cc::PragueParams),
+}
+
+impl CcKind {
+    /// Reno with RFC 5681's slow start.
+    pub const RENO: CcKind = CcKind::Reno(super::cc::RenoParams::STANDARD);
 }
 
 /// How the receiver feeds CE marks back and how the sender reads them
@@ -199,7 +205,7 @@ impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
             recovery: Recovery::NewReno,
-            cc: CcKind::Reno,
+            cc: CcKind::RENO,
             mss: 1460,
             initial_window: 2,
             delayed_ack: true,

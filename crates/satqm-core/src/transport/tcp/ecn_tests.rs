@@ -35,7 +35,7 @@ fn segment(i: u64, ce: bool) -> Packet {
 /// Feed data segments (index, CE) to a receiver with delayed ACKs; the
 /// ACKs it sends as (segments acknowledged, flags).
 fn receive(feedback: EcnFeedback, segs: &[(u64, bool)]) -> Vec<(u64, u8)> {
-    let c = cfg(feedback, CcKind::Reno);
+    let c = cfg(feedback, CcKind::RENO);
     assert!(c.delayed_ack);
     let mut r = TcpReceiver::new(FlowId(0), NodeId(1), NodeId(0), &c);
     let mut out = Vec::new();
@@ -198,7 +198,7 @@ fn dctcp_sender_cuts_by_alpha_once_per_window() {
 /// control (Reno) halves once per window on any increase.
 #[test]
 fn accecn_sender_reads_ace_and_reno_halves_once() {
-    let mut c = cfg(EcnFeedback::AccEcn, CcKind::Reno);
+    let mut c = cfg(EcnFeedback::AccEcn, CcKind::RENO);
     c.ecn_codepoint = EcnCodepoint::Ect1;
     let (mut s, out) = opened(c, 20);
     assert!(out.iter().all(|p| p.has(flags::ECT1) && !p.has(flags::ECT)));

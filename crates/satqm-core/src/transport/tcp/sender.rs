@@ -1342,7 +1342,7 @@ impl TcpSender {
     fn ecn_fall_back(&mut self) {
         self.cfg.ecn = false;
         if matches!(self.cc, Cc::Dctcp(_) | Cc::Prague(_)) {
-            self.cc = Cc::new(CcKind::Reno, self.cfg.cc_rules);
+            self.cc = Cc::new(CcKind::RENO, self.cfg.cc_rules);
         }
     }
 

@@ -1094,7 +1094,7 @@ fn prague_paces_at_one_window_per_srtt_out_of_slow_start() {
             super::CcKind::Prague(super::cc::PragueParams::default()),
             1.0,
         ),
-        (super::CcKind::Reno, 1.2),
+        (super::CcKind::RENO, 1.2),
     ] {
         let c = TcpConfig {
             cc,

@@ -33,7 +33,7 @@ pub use dctcp::{Dctcp, DctcpParams, MarkedFraction};
 pub use fixed::Fixed;
 pub use hybla::Hybla;
 pub use prague::{Prague, PragueParams};
-pub use reno::Reno;
+pub use reno::{Reno, RenoParams};
 
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -318,7 +318,7 @@ pub enum Cc {
 impl Cc {
     pub fn new(kind: CcKind, rules: CcRules) -> Cc {
         match kind {
-            CcKind::Reno => Cc::Reno(Reno::new(rules)),
+            CcKind::Reno(p) => Cc::Reno(Reno::with(p, rules)),
             CcKind::Hybla { rtt0 } => Cc::Hybla(Hybla::new(rtt0, rules)),
             CcKind::Fixed { window } => Cc::Fixed(Fixed {
                 window: window as f64,

@@ -15,21 +15,71 @@
 //! delayed ACKs, slow start still doubles per round trip and congestion
 //! avoidance adds one segment. ssthresh is half of cwnd, at least two
 //! segments.
+//!
+//! With `hystart = "rfc9406"` the initial slow start is HyStart++'s
+//! ([`super::hystartpp`]), under either rules: RFC 9406 section 4.2 grows
+//! the window by `min(N, L·SMSS)` per ACK, a quarter of that in
+//! Conservative Slow Start.
 
-use super::{AckSample, CongestionControl, Signal, Window};
+use super::hystartpp::{HyStartPp, Step};
+use super::{AckSample, CongestionControl, HyStartKind, Signal, Window};
 use crate::transport::tcp::config::CcRules;
 
-#[derive(Clone, Copy, Debug)]
+/// Reno's parameters (`[tcp.cc] kind = "reno"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenoParams {
+    /// The slow-start exit: none ([`HyStartKind::Off`], RFC 5681) or
+    /// HyStart++ ([`HyStartKind::Rfc9406`]); Linux's HyStart is CUBIC's.
+    pub hystart: HyStartKind,
+}
+
+impl RenoParams {
+    /// RFC 5681's slow start, to a loss or ssthresh.
+    pub const STANDARD: RenoParams = RenoParams {
+        hystart: HyStartKind::Off,
+    };
+}
+
+impl Default for RenoParams {
+    fn default() -> Self {
+        RenoParams::STANDARD
+    }
+}
+
+#[derive(Clone, Debug)]
 pub struct Reno {
     pub rules: CcRules,
     /// Linux: segments acknowledged in congestion avoidance and not yet
     /// turned into window (`snd_cwnd_cnt`).
     credit: u64,
+    /// HyStart++'s state, with `hystart = "rfc9406"`.
+    hystart_pp: Option<Box<HyStartPp>>,
 }
 
 impl Reno {
     pub fn new(rules: CcRules) -> Reno {
-        Reno { rules, credit: 0 }
+        Reno::with(RenoParams::STANDARD, rules)
+    }
+
+    pub fn with(p: RenoParams, rules: CcRules) -> Reno {
+        Reno {
+            rules,
+            credit: 0,
+            hystart_pp: match p.hystart {
+                HyStartKind::Rfc9406 { paced } => Some(Box::new(HyStartPp::new(paced))),
+                _ => None,
+            },
+        }
+    }
+
+    /// HyStart++'s step for an ACK of `segs` segments in the initial slow
+    /// start (`Standard` without it).
+    #[inline]
+    fn hystart_step(&mut self, segs: u64, s: &AckSample) -> Step {
+        match &mut self.hystart_pp {
+            Some(h) => h.on_ack(segs, s),
+            None => Step::Standard,
+        }
     }
 }
 
@@ -98,11 +148,26 @@ impl Reno {
     }
 
     #[inline(never)]
-    fn linux_ack(&mut self, w: &mut Window, acked: u64, mss: u32) {
-        let m = mss as f64;
+    fn linux_ack(&mut self, w: &mut Window, s: &AckSample) {
+        let m = s.mss as f64;
         let mut cwnd = (w.cwnd / m).round() as u64;
-        let mut acked = segments(acked, mss);
-        let ssthresh = w.ssthresh / m;
+        let mut acked = segments(s.acked, s.mss);
+        let mut ssthresh = w.ssthresh / m;
+        if (cwnd as f64) < ssthresh {
+            match self.hystart_step(acked, s) {
+                Step::Grow(g) => {
+                    linux_slow_start(&mut cwnd, g, ssthresh);
+                    w.cwnd = cwnd as f64 * m;
+                    return;
+                }
+                // CSS is over: congestion avoidance from this ACK on.
+                Step::Avoid => {
+                    w.ssthresh = cwnd as f64 * m;
+                    ssthresh = cwnd as f64;
+                }
+                Step::Standard => {}
+            }
+        }
         if (cwnd as f64) < ssthresh {
             acked = linux_slow_start(&mut cwnd, acked, ssthresh);
         }
@@ -118,11 +183,21 @@ impl CongestionControl for Reno {
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         let (acked, mss) = (s.acked, s.mss);
         match self.rules {
-            CcRules::Linux => return self.linux_ack(w, acked, mss),
+            CcRules::Linux => return self.linux_ack(w, s),
             CcRules::Linux2009 => return self.linux_2009_ack(w, mss),
             CcRules::Rfc => {}
         }
         let mss = mss as f64;
+        if w.cwnd < w.ssthresh && self.hystart_pp.is_some() {
+            match self.hystart_step(segments(acked, s.mss), s) {
+                Step::Grow(g) => {
+                    w.cwnd += g as f64 * mss;
+                    return;
+                }
+                Step::Avoid => w.ssthresh = w.cwnd,
+                Step::Standard => {}
+            }
+        }
         if w.cwnd < w.ssthresh {
             w.cwnd += (acked as f64).min(mss);
         } else {
@@ -134,11 +209,17 @@ impl CongestionControl for Reno {
         // tcp_init_cwnd_reduction(), tcp_enter_loss(): the count towards
         // the next segment starts again with the reduced window.
         self.credit = 0;
+        if let Some(h) = &mut self.hystart_pp {
+            h.finish();
+        }
         reno_ssthresh(self.rules, w, flight, mss)
     }
 
     fn on_timeout(&mut self) {
         self.credit = 0;
+        if let Some(h) = &mut self.hystart_pp {
+            h.finish();
+        }
     }
 }
 
@@ -159,6 +240,27 @@ mod tests {
         assert_eq!(w.cwnd, 3000.0);
         r.on_ack(&mut w, &AckSample::of(1000, 1000, None));
         assert!((w.cwnd - (3000.0 + 1000.0 / 3.0)).abs() < 1e-9);
+    }
+
+    /// With HyStart++ the RFC rules grow by RFC 9406's min(N, L·SMSS) in
+    /// slow start (two segments for an ACK of two, where RFC 5681 gives
+    /// one); a loss ends it for good.
+    #[test]
+    fn hystart_pp_grows_by_rfc_9406s_rule_until_a_loss() {
+        let p = RenoParams {
+            hystart: HyStartKind::Rfc9406 { paced: false },
+        };
+        let mut r = Reno::with(p, CcRules::Rfc);
+        let mut w = Window {
+            cwnd: 10_000.0,
+            ssthresh: f64::INFINITY,
+        };
+        r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
+        assert_eq!(w.cwnd, 12_000.0);
+        w.ssthresh = r.ssthresh_after(&w, Signal::Loss, 12_000, 1000);
+        w.cwnd = 1000.0;
+        r.on_ack(&mut w, &AckSample::of(2000, 1000, None));
+        assert_eq!(w.cwnd, 2000.0, "standard slow start after the loss");
     }
 
     #[test]

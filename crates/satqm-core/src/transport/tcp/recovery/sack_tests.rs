@@ -61,7 +61,7 @@ fn a_head_resent_in_the_last_episode_is_resent_again_only_without_rack() {
             cwnd: 10_000.0,
             ssthresh: f64::INFINITY,
         };
-        let mut cc = Cc::new(CcKind::Reno, CcRules::Rfc);
+        let mut cc = Cc::new(CcKind::RENO, CcRules::Rfc);
         let mut s = Sack::new(Episode::new(3), 1000, rack);
         for k in 0..5 {
             segs.push(k * 1000, 1000, SimTime::ZERO);
@@ -238,7 +238,7 @@ impl Rig {
                 cwnd: 10.0 * mss as f64,
                 ssthresh: f64::INFINITY,
             },
-            cc: Cc::new(CcKind::Reno, CcRules::Rfc),
+            cc: Cc::new(CcKind::RENO, CcRules::Rfc),
             snd_una: 0,
             snd_max: 0,
             mss,
