@@ -330,7 +330,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
         "BBRv3 with RFC 3168 ECN",
         _update("tcp", recovery="sack", cc="bbr3", ecn=True),
         "tcp.ecn",
-        "needs \"dctcp\" or \"accecn\" feedback",
+        'needs "dctcp" or "accecn" feedback',
     ),
     (
         "BBRv3 ECN parameter without ECN",
