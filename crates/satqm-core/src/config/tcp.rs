@@ -533,6 +533,11 @@ fn prague_params(t: &mut CcTable) -> Result<PragueParams, ConfigError> {
             }
         };
     }
+    if let Some(v) = t.take("classic_ecn_fallback")? {
+        p.classic_ecn_fallback = v.as_bool().ok_or_else(|| {
+            ConfigError::new(t.key("classic_ecn_fallback"), "must be true or false")
+        })?;
+    }
     Ok(p)
 }
 
@@ -1249,7 +1254,7 @@ cc = \"prague\"\npacing = false\n"
         ));
         assert!(!t.pacing);
         let t = bulk_tcp(&format!(
-            "{BASE}\n[tcp]\necn = \"dctcp\"\necn_codepoint = \"ect0\"\n[tcp.cc]\nkind = \"prague\"\nrtt_target = \"15 ms\"\nrtt_transition = 0\n"
+            "{BASE}\n[tcp]\necn = \"dctcp\"\necn_codepoint = \"ect0\"\n[tcp.cc]\nkind = \"prague\"\nrtt_target = \"15 ms\"\nrtt_transition = 0\nclassic_ecn_fallback = true\n"
         ));
         assert_eq!(t.ecn_feedback, EcnFeedback::Dctcp);
         assert_eq!(
@@ -1257,8 +1262,15 @@ cc = \"prague\"\npacing = false\n"
             CcKind::Prague(PragueParams {
                 rtt_target: SimTime::from_ms(15),
                 rtt_transition: 0,
+                classic_ecn_fallback: true,
                 ..PragueParams::default()
             })
+        );
+        assert_eq!(
+            err(&format!(
+                "{BASE}\n[tcp.cc]\nkind = \"prague\"\nclassic_ecn_fallback = 1\n"
+            )),
+            "tcp.cc.classic_ecn_fallback: must be true or false"
         );
         assert_eq!(
             err(&format!("{BASE}\n[tcp]\ncc = \"prague\"\necn = \"classic\"\n")),

@@ -822,6 +822,7 @@ impl TcpSender {
                 mss: self.cfg.mss,
                 delivered,
                 delivered_ce,
+                rtt: self.ack_rtt,
                 snd_una: self.snd_una,
                 snd_max: self.snd_max,
             },

@@ -174,6 +174,7 @@ mod tests {
             mss: 1000,
             delivered,
             delivered_ce,
+            rtt: None,
             snd_una,
             snd_max,
         }

@@ -167,6 +167,8 @@ pub struct EcnSample {
     pub delivered: u64,
     /// Of those, segments that arrived CE-marked.
     pub delivered_ce: u64,
+    /// This ACK's RTT sample, if it gave one.
+    pub rtt: Option<SimTime>,
     /// The cumulative ACK after this one.
     pub snd_una: u64,
     /// One past the highest byte sent.

@@ -19,19 +19,129 @@
 //!   (RTT / target)², so that flows of any RTT below it grow at the same
 //!   rate in packets per second as one at the target;
 //! * a loss or timeout halves the window, as Reno (`prague_enter_loss()`),
-//!   the classic fallback.
+//!   the classic fallback;
+//! * with `classic_ecn_fallback` (the module's `prague_ecn_fallback = 1`,
+//!   off by default), the detection of a classic ECN AQM
+//!   (`prague_classic_ecn_detection()`, Briscoe & Ahmed, "TCP Prague
+//!   Fall-back on Detection of a Classic ECN AQM", arXiv:1911.00710): a
+//!   score that RTT variation and queue depth raise and a smooth,
+//!   shallow queue lowers, above which a mark cuts as a classic flow
+//!   would ([`ClassicEcn`]).
 //!
-//! Not modelled: pacing (the module paces at cwnd/SRTT, twice that in slow
-//! start; satqm's sender has no pacing of its own yet), the TSO burst bound,
-//! the classic-ECN-AQM detection (`prague_ecn_fallback`, off by default),
-//! and the module's skipping of a second reduction within one target RTT
-//! while RTT-independent (this sender cuts at most once per window of data).
+//! Not modelled: the TSO burst bound, and the module's skipping of a
+//! second reduction within one target RTT while RTT-independent (this
+//! sender cuts at most once per window of data). The sender paces Prague
+//! as the module does ([`super::CongestionControl::pacing_ca_ratio`]).
 
 use super::dctcp::MarkedFraction;
 use super::reno::{linux_slow_start, reno_ssthresh, segments};
 use super::{AckSample, CongestionControl, EcnSample, Signal, Window};
 use crate::time::SimTime;
 use crate::transport::tcp::config::CcRules;
+
+/// The detector of a classic ECN AQM (`prague_classic_ecn_detection()`).
+///
+/// A slow EWMA of the RTT samples and of their mean deviation, gains
+/// 2^-s and 2^-(s+1), where s = ⌊log2 ssthresh⌋ · 3/2 + 1 segments
+/// (at most 18) is set at each congestion response, so that they average
+/// over several rounds (`prague_rtt_estimator()`,
+/// `prague_update_rtt_scaling()`). Once a round, after the first mark, the
+/// score c moves by
+///
+/// ```text
+/// c += ½ log2(mdev / 750 µs) + ½ max(0, log2((srtt − min_rtt) / 2 ms))
+/// ```
+///
+/// clamped to [0, 17]: variation above the 750 µs an L4S queue keeps, and
+/// a standing queue deeper than 2 ms, both point to a classic AQM; a flow
+/// whose RTT barely varies drifts back to 0. Above 8 a mark's cut uses
+/// max(α, 0.625 (min(c, 9) − 8)) for α, a classic-like cut of up to 31 %
+/// from c = 9 on (`prague_classic_ecn_fallback()`). The module works with
+/// fixed-point logarithms whose rounding it carries from round to round;
+/// here they are real numbers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClassicEcn {
+    /// Paced-RTT EWMA and mean deviation, seconds.
+    srtt: f64,
+    mdev: f64,
+    /// Gain exponents (`g_srtt_shift`; the deviation's is one more).
+    shift: u32,
+    min_rtt: f64,
+    /// The score, 0 to [`C_STICKY`](Self::C_STICKY).
+    pub score: f64,
+}
+
+impl ClassicEcn {
+    /// Pure L4S below this score (`L_STICKY`).
+    pub const L_STICKY: f64 = 8.0;
+    /// Pure classic above this (`CLASSIC_ECN`).
+    pub const CLASSIC: f64 = 9.0;
+    /// The score's ceiling (`C_STICKY`).
+    pub const C_STICKY: f64 = 17.0;
+    /// The reference RTT deviation and queue depth (`V0_LG`, `D0_LG`).
+    const V0: f64 = 750e-6;
+    const D0: f64 = 2e-3;
+    const MAX_SHIFT: u32 = 18;
+
+    fn new() -> ClassicEcn {
+        ClassicEcn {
+            shift: Self::MAX_SHIFT,
+            min_rtt: f64::INFINITY,
+            ..ClassicEcn::default()
+        }
+    }
+
+    /// An RTT sample; the first starts the EWMA, its deviation at 1 µs
+    /// (`prague_init()` starts from the handshake's SRTT).
+    fn on_rtt(&mut self, rtt: f64) {
+        self.min_rtt = self.min_rtt.min(rtt);
+        if self.srtt == 0.0 {
+            self.srtt = rtt;
+            self.mdev = 1e-6;
+            return;
+        }
+        let err = rtt - self.srtt;
+        self.srtt += err / (1u64 << self.shift) as f64;
+        self.mdev += (err.abs() - self.mdev) / (1u64 << (self.shift + 1)) as f64;
+    }
+
+    /// A congestion response with `ssthresh` segments before it (the
+    /// module's `prague_ssthresh()` reads the old value).
+    fn on_response(&mut self, ssthresh: f64) {
+        let l = if ssthresh.is_finite() && ssthresh >= 1.0 {
+            ssthresh.log2().floor() as u32
+        } else {
+            // TCP_INFINITE_SSTHRESH: 2^31 - 1.
+            30
+        };
+        self.shift = (l + l / 2 + 1).min(Self::MAX_SHIFT);
+    }
+
+    /// The once-a-round update.
+    fn update(&mut self) {
+        if self.srtt == 0.0 {
+            return;
+        }
+        let lg = |x: f64| (x * 1e6).log2().max(0.0);
+        let mut c = self.score + 0.5 * (lg(self.mdev) - lg(Self::V0));
+        if self.srtt > self.min_rtt {
+            let depth = lg(self.srtt - self.min_rtt) - lg(Self::D0);
+            if depth > 0.0 {
+                c += 0.5 * depth;
+            }
+        }
+        self.score = c.clamp(0.0, Self::C_STICKY);
+    }
+
+    /// The α a mark's cut uses.
+    fn alpha_for_cut(&self, alpha: f64) -> f64 {
+        if self.score > Self::L_STICKY {
+            alpha.max(0.625 * (self.score.min(Self::CLASSIC) - Self::L_STICKY))
+        } else {
+            alpha
+        }
+    }
+}
 
 /// TCP Prague's parameters (`[tcp.cc]` with `kind = "prague"`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,6 +156,9 @@ pub struct PragueParams {
     /// Rounds out of slow start before the flow becomes RTT-independent
     /// (`prague_rtt_transition`).
     pub rtt_transition: u32,
+    /// Detect a classic ECN AQM and cut as a classic flow behind one
+    /// (`prague_ecn_fallback = 1`; off by default, as in the module).
+    pub classic_ecn_fallback: bool,
 }
 
 impl Default for PragueParams {
@@ -55,6 +168,7 @@ impl Default for PragueParams {
             alpha_init: 1.0,
             rtt_target: SimTime::from_ms(25),
             rtt_transition: 500,
+            classic_ecn_fallback: false,
         }
     }
 }
@@ -73,6 +187,8 @@ pub struct Prague {
     /// limiting the sender (set by `on_ack`, used by `on_ecn`).
     pending: u64,
     srtt: Option<SimTime>,
+    /// The classic-ECN detector, with `classic_ecn_fallback`.
+    classic: Option<ClassicEcn>,
 }
 
 impl Prague {
@@ -86,7 +202,13 @@ impl Prague {
             last_alpha_update: SimTime::ZERO,
             pending: 0,
             srtt: None,
+            classic: p.classic_ecn_fallback.then(ClassicEcn::new),
         }
+    }
+
+    /// The classic-ECN detector's score, with `classic_ecn_fallback`.
+    pub fn classic_ecn_score(&self) -> Option<f64> {
+        self.classic.map(|c| c.score)
     }
 
     pub fn alpha(&self) -> f64 {
@@ -125,6 +247,10 @@ impl CongestionControl for Prague {
         if s.delivered_ce > 0 {
             self.saw_ce = true;
         }
+        if let (Some(c), Some(rtt)) = (&mut self.classic, s.rtt) {
+            // prague_pkts_acked(): every RTT sample.
+            c.on_rtt(rtt.secs_f64());
+        }
         // Growth: the unmarked segments of a window-limited ACK.
         let mut acked = std::mem::take(&mut self.pending).saturating_sub(s.delivered_ce);
         if acked > 0 {
@@ -146,6 +272,9 @@ impl CongestionControl for Prague {
             if !self.saw_ce {
                 self.marked.restart(s);
             } else if !waits {
+                if let Some(c) = &mut self.classic {
+                    c.update();
+                }
                 self.marked.fold(s);
                 self.last_alpha_update = s.now;
             }
@@ -156,8 +285,13 @@ impl CongestionControl for Prague {
     }
 
     fn ssthresh_after(&mut self, w: &Window, signal: Signal, flight: u64, mss: u32) -> f64 {
+        let mut alpha = self.marked.alpha;
+        if let Some(c) = &mut self.classic {
+            c.on_response(w.ssthresh / mss as f64);
+            alpha = c.alpha_for_cut(alpha);
+        }
         match signal {
-            Signal::Ecn => (w.cwnd * (1.0 - self.marked.alpha / 2.0)).max(2.0 * mss as f64),
+            Signal::Ecn => (w.cwnd * (1.0 - alpha / 2.0)).max(2.0 * mss as f64),
             Signal::Loss | Signal::Timeout => reno_ssthresh(self.rules, w, flight, mss),
         }
     }
@@ -193,6 +327,7 @@ mod tests {
             mss: 1000,
             delivered,
             delivered_ce: ce,
+            rtt: None,
             snd_una,
             snd_max,
         }
@@ -251,6 +386,75 @@ mod tests {
         p.marked.alpha = 0.5;
         assert_eq!(p.ssthresh_after(&w, Signal::Ecn, 40_000, 1000), 30.0 * M);
         assert_eq!(p.ssthresh_after(&w, Signal::Loss, 40_000, 1000), 20.0 * M);
+    }
+
+    /// The classic-ECN score: RTT samples that barely vary take it to 0;
+    /// samples alternating 20/40 ms (a deviation of ~10 ms, ~10 ms of
+    /// standing queue) add ½ log2(10/0.75) + ½ log2(10/2) ≈ 3 a round, so
+    /// the third round passes 9; the gains follow ssthresh (20 segments:
+    /// 2^-7 and 2^-8); above 8 a mark's cut uses at least 0.625 (c − 8).
+    #[test]
+    fn classic_ecn_score_and_fallback() {
+        let mut c = ClassicEcn::new();
+        c.on_response(f64::INFINITY);
+        assert_eq!(c.shift, 18);
+        c.on_response(20.0);
+        assert_eq!(c.shift, 7);
+        for _ in 0..4000 {
+            c.on_rtt(0.020);
+        }
+        // A deviation under 1 µs counts as 1 µs: ½ log2(1/750) ≈ −4.8 a
+        // round.
+        c.score = 5.0;
+        c.update();
+        assert!((c.score - (5.0 - 0.5 * 750f64.log2())).abs() < 1e-9);
+        c.update();
+        assert_eq!(c.score, 0.0, "an L4S queue's smooth RTT");
+        let mut rounds = 0;
+        while c.score <= ClassicEcn::CLASSIC {
+            for i in 0..1000 {
+                c.on_rtt(if i % 2 == 0 { 0.020 } else { 0.040 });
+            }
+            c.update();
+            rounds += 1;
+        }
+        assert!((c.mdev - 0.010).abs() < 0.001, "{}", c.mdev);
+        assert!((c.srtt - 0.030).abs() < 0.001, "{}", c.srtt);
+        assert_eq!(rounds, 3);
+        let per_round = 0.5 * (10.0f64 / 0.75).log2() + 0.5 * (10.0f64 / 2.0).log2();
+        assert!(
+            (c.score - (3.0 * per_round).min(17.0)).abs() < 0.2,
+            "{}",
+            c.score
+        );
+        // The cut: α at least 0.625 above 9, 0.3125 at 8.5, α itself below 8.
+        assert_eq!(c.alpha_for_cut(0.1), 0.625);
+        c.score = 8.5;
+        assert_eq!(c.alpha_for_cut(0.1), 0.3125);
+        assert_eq!(c.alpha_for_cut(0.5), 0.5);
+        c.score = 7.9;
+        assert_eq!(c.alpha_for_cut(0.1), 0.1);
+        // Through Prague: off by default; on, a mark's cut uses it.
+        let mut p = Prague::new(PragueParams::default(), CcRules::Linux);
+        assert_eq!(p.classic_ecn_score(), None);
+        p.marked.alpha = 0.1;
+        let w = Window {
+            cwnd: 100.0 * M,
+            ssthresh: 50.0 * M,
+        };
+        assert_eq!(p.ssthresh_after(&w, Signal::Ecn, 0, 1000), 95.0 * M);
+        let mut p = Prague::new(
+            PragueParams {
+                classic_ecn_fallback: true,
+                ..PragueParams::default()
+            },
+            CcRules::Linux,
+        );
+        p.marked.alpha = 0.1;
+        p.classic.as_mut().unwrap().score = 12.0;
+        assert_eq!(p.ssthresh_after(&w, Signal::Ecn, 0, 1000), 68.75 * M);
+        // ssthresh 50 segments: log2 = 5, shift 5 + 2 + 1.
+        assert_eq!(p.classic.unwrap().shift, 8);
     }
 
     /// After `rtt_transition` rounds out of slow start, a flow below the
