@@ -312,6 +312,7 @@ pub struct RawTcp {
     pub ecn_fallback: Option<bool>,
     pub receive_autotuning: Option<bool>,
     pub dsack: Option<bool>,
+    pub tso_bursts: Option<bool>,
     pub profile: Option<String>,
 }
 

@@ -51,6 +51,7 @@ pub(super) fn tcp_for(
                 ecn_fallback: None,
                 receive_autotuning: None,
                 dsack: None,
+                tso_bursts: None,
                 cc: unless(linux, &base.cc),
                 hybla_rtt0: unless(linux, &base.hybla_rtt0),
                 fixed_window: unless(linux, &base.fixed_window),
@@ -132,6 +133,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         ecn_fallback,
         receive_autotuning,
         dsack,
+        tso_bursts,
         profile
     )
 }
@@ -352,6 +354,15 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     if let Some(h) = raw.handshake {
         c.handshake = h;
     }
+    c.tso_bursts = needs(
+        raw.tso_bursts,
+        c.tso_bursts,
+        c.pacing,
+        path,
+        "tso_bursts",
+        "needs pacing = true (or cc = \"bbr\", \"bbr3\" or \"prague\", which pace)",
+        "an unpaced sender's segments leave back to back anyway",
+    )?;
     c.receive_autotuning = needs(
         raw.receive_autotuning,
         c.receive_autotuning,
@@ -1565,6 +1576,24 @@ cc = \"prague\"\npacing = false\n"
         assert!(on("recovery = \"sack\"\ndsack = true"));
         let e = err(&format!("{BASE}\n[tcp]\ndsack = true\n"));
         assert!(e.starts_with("tcp.dsack: needs recovery = \"sack\""), "{e}");
+    }
+
+    #[test]
+    fn tso_bursts_follow_the_linux_profile_and_need_pacing() {
+        let tso = |extra: &str| bulk_tcp(&format!("{BASE}\n[tcp]\n{extra}\n")).tso_bursts;
+        assert!(!tso(""));
+        assert!(!tso("profile = \"linux\""), "unpaced: nothing to burst");
+        assert!(tso("profile = \"linux\"\npacing = true"));
+        assert!(tso(
+            "profile = \"linux\"\nrecovery = \"sack\"\ncc = \"bbr\""
+        ));
+        assert!(!tso("profile = \"linux-2009\"\npacing = true"));
+        assert!(tso("pacing = true\ntso_bursts = true"));
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ntso_bursts = true\n")),
+            "tcp.tso_bursts: needs pacing = true (or cc = \"bbr\", \"bbr3\" or \"prague\", which pace) \
+             (an unpaced sender's segments leave back to back anyway)"
+        );
     }
 
     #[test]

@@ -139,6 +139,13 @@ pub struct TcpConfig {
     /// rate the congestion control sets, or for a classic one Linux's
     /// default (`tcp_update_pacing_rate()`). BBR always paces.
     pub pacing: bool,
+    /// A paced sender releases its segments in bursts of the size Linux's
+    /// TSO autosizing gives an skb at the pacing rate (about a millisecond
+    /// of data, at least two segments; the congestion control's
+    /// [`tso_segs`](super::cc::CongestionControl::tso_segs)), each burst
+    /// followed by the pacing interval of all its segments; otherwise one
+    /// segment at a time.
+    pub tso_bursts: bool,
     pub min_rto: SimTime,
     pub max_rto: SimTime,
     pub initial_rto: SimTime,
@@ -218,6 +225,7 @@ impl Default for TcpConfig {
             ecn_codepoint: EcnCodepoint::Ect0,
             rate_cap: None,
             pacing: false,
+            tso_bursts: false,
             min_rto: SimTime::from_secs(1),
             max_rto: SimTime::from_secs(60),
             initial_rto: SimTime::from_secs(1),
@@ -312,6 +320,7 @@ impl Profile {
                 timestamps: true,
                 ecn_fallback: true,
                 receive_autotuning: true,
+                tso_bursts: true,
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {

@@ -64,6 +64,10 @@ pub struct TcpSender {
     rtt: RttEstimator,
     rto_deadline: Option<SimTime>,
     pace_next: SimTime,
+    /// With `tso_bursts`: segments of the current burst that may still
+    /// leave at `burst_at` without waiting for the pacer.
+    burst_left: u32,
+    burst_at: SimTime,
     pace_blocked: bool,
     syn_sent_at: SimTime,
     syn_retx: bool,
@@ -226,6 +230,8 @@ impl TcpSender {
             rtt,
             rto_deadline: None,
             pace_next: SimTime::ZERO,
+            burst_left: 0,
+            burst_at: SimTime::ZERO,
             pace_blocked: false,
             syn_sent_at: SimTime::ZERO,
             syn_retx: false,
@@ -1368,7 +1374,20 @@ impl TcpSender {
 
     /// Pacing gate for the rate cap; true if a segment may leave now.
     fn pace_ok(&mut self, now: SimTime) -> bool {
-        if !self.paced || now >= self.pace_next {
+        if !self.paced {
+            return true;
+        }
+        if now >= self.pace_next {
+            if self.cfg.tso_bursts {
+                // A new skb: as many segments as TSO autosizing gives it,
+                // all leaving now (tcp_write_xmit() with tcp_tso_segs()).
+                let rate = self.pacing_rate.unwrap_or(0.0);
+                self.burst_left = self.cc.tso_segs(rate, self.cfg.mss).max(1);
+                self.burst_at = now;
+            }
+            return true;
+        }
+        if self.burst_left > 0 && now == self.burst_at {
             return true;
         }
         self.pace_blocked = true;
@@ -1434,6 +1453,7 @@ impl TcpSender {
             self.rate_on_send(start, retx, now);
         }
         if self.paced {
+            self.burst_left = self.burst_left.saturating_sub(1);
             self.pace_next = self.next_departure(now, size, len);
         }
     }

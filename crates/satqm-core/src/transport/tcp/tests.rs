@@ -1085,6 +1085,32 @@ fn pacing_spaces_a_classic_controls_segments() {
     }
 }
 
+/// With `tso_bursts` the pacer releases an skb's worth of segments at
+/// once (at 60 kB/s, 2: `tcp_min_tso_segs`), then waits the pacing
+/// interval of both (`tcp_update_skb_after_send()` on a 2-segment skb).
+#[test]
+fn tso_bursts_send_an_skb_of_segments_then_wait_for_all_of_them() {
+    let c = TcpConfig {
+        pacing: true,
+        tso_bursts: true,
+        ..cfg(Recovery::NewReno)
+    };
+    let (mut s, _) = opened(c, None);
+    let t = SimTime::from_ms(100);
+    let sent = feed(&mut s, &ack(1, &[]), t);
+    assert_eq!(seqs(&sent), vec![2, 3], "one burst of two");
+    let rate = s.pacing_rate().unwrap();
+    assert!((rate - 60_000.0).abs() < 1e-6, "{rate}");
+    // The next ACK opens the window at once; the pacer holds the next
+    // skb until both segments' interval has passed.
+    let t2 = t + SimTime::from_ms(1);
+    assert!(feed(&mut s, &ack(2, &[]), t2).is_empty());
+    let interval = SimTime::from_secs_f64(1000.0 / 60_000.0);
+    let next = t + interval + interval;
+    assert_eq!(s.next_wakeup(), Some(next));
+    assert_eq!(seqs(&fire(&mut s, next)).len(), 2);
+}
+
 #[test]
 fn prague_paces_at_one_window_per_srtt_out_of_slow_start() {
     // prague_update_pacing_rate(): cwnd per SRTT once cwnd reaches half of

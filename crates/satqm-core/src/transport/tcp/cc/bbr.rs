@@ -332,14 +332,7 @@ impl Bbr {
     /// would let Linux's TSO build (about 1 ms of data, at least 1 below
     /// 1.2 Mbit/s and 2 above, at most 127).
     fn tso_segs_goal(&self) -> u64 {
-        const GSO_LIMIT: f64 = 65_536.0 - 1.0 - 320.0;
-        let bytes = (self.pacing_rate / 1024.0).min(GSO_LIMIT);
-        let min_segs = if self.pacing_rate < 1_200_000.0 / 8.0 {
-            1
-        } else {
-            2
-        };
-        ((bytes / self.mss as f64) as u64).max(min_segs).min(127)
+        bbr_tso_segs(self.pacing_rate, self.mss) as u64
     }
 
     /// `bbr_bdp()`: ⌈bw × min_rtt × gain⌉ in segments.
@@ -719,6 +712,18 @@ impl Bbr {
     }
 }
 
+/// `bbr_tso_segs_goal()` at `pacing_rate` bytes/s: about 1 ms of data,
+/// at least 1 segment below 1.2 Mbit/s (`bbr_min_tso_rate`) and 2 above,
+/// at most 127.
+fn bbr_tso_segs(pacing_rate: f64, mss: u32) -> u32 {
+    let min_segs = if pacing_rate < 1_200_000.0 / 8.0 {
+        1
+    } else {
+        2
+    };
+    ((super::tso_bytes(pacing_rate) / mss as f64) as u32).clamp(min_segs, 127)
+}
+
 impl CongestionControl for Bbr {
     fn on_ack(&mut self, _w: &mut Window, _s: &super::AckSample) {}
 
@@ -807,6 +812,11 @@ impl CongestionControl for Bbr {
             BbrMode::ProbeRtt => self.check_probe_rtt_done(w, c),
             _ => {}
         }
+    }
+
+    /// BBR sizes its own bursts (`.tso_segs = bbr_tso_segs`).
+    fn tso_segs(&self, pacing_rate: f64, mss: u32) -> u32 {
+        bbr_tso_segs(pacing_rate, mss)
     }
 
     fn trace(&self) -> CcTrace {

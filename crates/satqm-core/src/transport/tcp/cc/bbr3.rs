@@ -356,8 +356,7 @@ impl Bbr3 {
     /// `BBRSetSendQuantum()` and `BBRUpdateOffloadBudget()`: three quanta
     /// of 1 ms of pacing, 2 segments to 64 kB each.
     fn offload_budget(&self) -> f64 {
-        let quantum = (self.pacing_rate * 1e-3).min(65_536.0).max(2.0 * self.mss);
-        3.0 * quantum
+        3.0 * send_quantum(self.pacing_rate, self.mss)
     }
 
     /// `BBRQuantizationBudget()`.
@@ -928,6 +927,12 @@ impl Bbr3 {
     }
 }
 
+/// `BBRSetSendQuantum()`: 1 ms at `pacing_rate` bytes/s, between 2
+/// segments of `mss` bytes and 64 kB.
+fn send_quantum(pacing_rate: f64, mss: f64) -> f64 {
+    (pacing_rate * 1e-3).min(65_536.0).max(2.0 * mss)
+}
+
 impl CongestionControl for Bbr3 {
     fn on_ack(&mut self, _w: &mut Window, _s: &super::AckSample) {}
 
@@ -1042,6 +1047,11 @@ impl CongestionControl for Bbr3 {
         } else if self.mode == Bbr3Mode::ProbeRtt {
             self.check_probe_rtt_done(w, c);
         }
+    }
+
+    /// A burst is the draft's send quantum.
+    fn tso_segs(&self, pacing_rate: f64, mss: u32) -> u32 {
+        (send_quantum(pacing_rate, mss as f64) / mss as f64) as u32
     }
 
     fn trace(&self) -> CcTrace {

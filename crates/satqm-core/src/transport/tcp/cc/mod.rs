@@ -278,6 +278,23 @@ pub trait CongestionControl {
     fn trace(&self) -> CcTrace {
         CcTrace::NONE
     }
+
+    /// Segments in one burst (an skb) of a paced sender with `tso_bursts`
+    /// at `pacing_rate` bytes/s: Linux's `tcp_tso_autosize()`, the data of
+    /// `1/1024` s (`sk_pacing_shift` = 10) up to a 64 KB GSO packet, at
+    /// least `tcp_min_tso_segs` = 2. The allowance `tcp_tso_rtt_log` adds
+    /// below a 16 ms minimum RTT (64 KB >> ⌊min_rtt/512 µs⌋, a segment
+    /// only below about 3 ms) is left out.
+    fn tso_segs(&self, pacing_rate: f64, mss: u32) -> u32 {
+        (tso_bytes(pacing_rate) / mss as f64).max(2.0) as u32
+    }
+}
+
+/// The bytes of one TSO burst at `pacing_rate` (about 1 ms of data, at
+/// most a 64 KB GSO packet less the headers' room, `MAX_TCP_HEADER`).
+pub(crate) fn tso_bytes(pacing_rate: f64) -> f64 {
+    const GSO_LIMIT: f64 = 65_536.0 - 1.0 - 320.0;
+    (pacing_rate / 1024.0).min(GSO_LIMIT)
 }
 
 /// What the window traces show of a controller's state.
@@ -449,5 +466,9 @@ impl Cc {
 
     pub fn trace(&self) -> CcTrace {
         self.inner_ref().trace()
+    }
+
+    pub fn tso_segs(&self, pacing_rate: f64, mss: u32) -> u32 {
+        self.inner_ref().tso_segs(pacing_rate, mss)
     }
 }

@@ -28,9 +28,10 @@
 //!   shallow queue lowers, above which a mark cuts as a classic flow
 //!   would ([`ClassicEcn`]).
 //!
-//! Not modelled: the TSO burst bound, and the module's skipping of a
-//! second reduction within one target RTT while RTT-independent (this
-//! sender cuts at most once per window of data). The sender paces Prague
+//! Not modelled: the module's skipping of a second reduction within one
+//! target RTT while RTT-independent (this sender cuts at most once per
+//! window of data). Its TSO burst bound sizes the sender's bursts with
+//! `tso_bursts` ([`CongestionControl::tso_segs`]). The sender paces Prague
 //! as the module does ([`super::CongestionControl::pacing_ca_ratio`]).
 
 use super::dctcp::MarkedFraction;
@@ -308,6 +309,12 @@ impl CongestionControl for Prague {
     /// without Linux's default 20 % headroom.
     fn pacing_ca_ratio(&self) -> f64 {
         1.0
+    }
+
+    /// `prague_tso_segs()`: the packets of 2^-12 s at the pacing rate
+    /// (`prague_burst_shift`), at least `tcp_min_tso_segs` = 2.
+    fn tso_segs(&self, pacing_rate: f64, mss: u32) -> u32 {
+        (pacing_rate / mss as f64 / 4096.0).max(2.0) as u32
     }
 }
 
