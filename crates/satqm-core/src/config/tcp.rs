@@ -341,7 +341,11 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
             ));
         }
         let given = match &raw.cc {
-            Some(RawCc::Table(t)) => t.params.keys().find(|k| k.starts_with("ecn_")).cloned(),
+            Some(RawCc::Table(t)) => t
+                .params
+                .keys()
+                .find(|k| k.starts_with("ecn_") || *k == "full_ecn_cnt")
+                .cloned(),
             _ => None,
         };
         if let (Some(k), false) = (given, c.ecn) {
@@ -1454,6 +1458,10 @@ cc = \"prague\"\npacing = false\n"
         assert_eq!(
             bbr3("ecn_thresh = 0.5"),
             "tcp.cc.ecn_thresh: needs ECN on (tcp.ecn = \"dctcp\" or \"accecn\")"
+        );
+        assert_eq!(
+            bbr3("full_ecn_cnt = 3"),
+            "tcp.cc.full_ecn_cnt: needs ECN on (tcp.ecn = \"dctcp\" or \"accecn\")"
         );
         let ecn3 = |kv: &str| {
             err(&format!(

@@ -871,6 +871,9 @@ impl TcpSender {
             lost: self.segs.lost_total(),
             delivered_ce: r.map_or(0, |r| r.delivered_ce),
             ecn: self.cfg.ecn && self.cfg.ecn_feedback != EcnFeedback::Classic,
+            // tcp_enter_cwr() holds until snd_una passes what had been sent
+            // at the echo.
+            cwr: self.snd_una < self.ecn_recover,
             srtt: self.rtt.srtt(),
             min_rtt: r.and_then(|r| r.min_rtt()),
             edt: self.pace_next.max(now),
@@ -1378,9 +1381,10 @@ impl TcpSender {
             return true;
         }
         if now >= self.pace_next {
-            if self.cfg.tso_bursts {
+            if self.cfg.tso_bursts && self.cfg.rate_cap.is_none() {
                 // A new skb: as many segments as TSO autosizing gives it,
-                // all leaving now (tcp_write_xmit() with tcp_tso_segs()).
+                // all leaving now (tcp_write_xmit() with tcp_tso_segs());
+                // a rate cap keeps spacing every segment.
                 let rate = self.pacing_rate.unwrap_or(0.0);
                 self.burst_left = self.cc.tso_segs(rate, self.cfg.mss).max(1);
                 self.burst_at = now;

@@ -855,6 +855,7 @@ mod tests {
             lost: 0,
             delivered_ce: 0,
             ecn: false,
+            cwr: false,
             srtt: Some(ms(100)),
             min_rtt: Some(ms(100)),
             edt: now,

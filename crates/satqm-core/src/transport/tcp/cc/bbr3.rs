@@ -401,6 +401,7 @@ impl Bbr3 {
     /// Google's `bbr_is_inflight_too_high()`).
     fn is_ecn_too_high(&self, rs: &RateSample) -> bool {
         self.ecn_eligible
+            && self.p.ecn_thresh > 0.0
             && rs.delivered_ce > 0
             && rs.delivered > 0
             && rs.delivered_ce as f64 > rs.delivered as f64 * self.p.ecn_thresh
@@ -454,8 +455,9 @@ impl Bbr3 {
         self.ecn_alpha = ((1.0 - g) * self.ecn_alpha + g * ratio).min(1.0);
         self.alpha_last_delivered = c.delivered;
         self.alpha_last_delivered_ce = c.delivered_ce;
-        // bbr_check_ecn_too_high_in_startup()
-        if self.full_bw_reached || p.full_ecn_cnt == 0 {
+        // bbr_check_ecn_too_high_in_startup(); a zero count or threshold
+        // turns it off.
+        if self.full_bw_reached || p.full_ecn_cnt == 0 || p.ecn_thresh == 0.0 {
             return;
         }
         if ratio >= p.ecn_thresh {
@@ -591,7 +593,8 @@ impl Bbr3 {
     }
 
     /// `BBRIsTimeToProbeBW()`, and Google's quick re-probe after a cycle
-    /// with marks and no loss (in case the traffic that caused them left).
+    /// with marks and no loss, once the last mark's CWR state is over (in
+    /// case the traffic that caused them left).
     fn is_time_to_probe_bw(&mut self, c: &Control) -> bool {
         let p = self.p;
         if p.ecn_reprobe_gain > 0.0
@@ -599,6 +602,7 @@ impl Bbr3 {
             && self.ecn_in_cycle
             && !self.loss_in_cycle
             && c.state == CaState::Open
+            && !c.cwr
         {
             // 2^n segments per round is about ecn_reprobe_gain of
             // inflight_longterm.
@@ -1087,6 +1091,7 @@ mod tests {
             lost: 0,
             delivered_ce: 0,
             ecn: false,
+            cwr: false,
             srtt: Some(ms(100)),
             min_rtt: Some(ms(100)),
             edt: now,
@@ -1404,10 +1409,16 @@ mod tests {
         assert!((b.ecn_alpha() - alpha).abs() < 1e-12);
         assert!((b.inflight_shortterm() - cwnd * (1.0 - alpha / 3.0)).abs() < 1e-6);
         assert!(w.cwnd <= b.inflight_shortterm() + 1e-9);
-        // That cycle saw marks and no loss: the next ACK probes again,
-        // REFILL first (the short-term model forgotten), its first raise
-        // 2^30 segments with no inflight_longterm yet (Linux: ~0U / 2).
+        // That cycle saw marks and no loss: once the echo's CWR state is
+        // over, the next ACK probes again, REFILL first (the short-term
+        // model forgotten), its first raise 2^30 segments with no
+        // inflight_longterm yet (Linux: ~0U / 2).
         assert_eq!(b.mode, Bbr3Mode::Cruise);
+        t += 100;
+        let mut c = ctx(ms(t), d, 100_000);
+        (c.ecn, c.cwr, c.delivered_ce) = (true, true, ce);
+        b.control(&mut w, &sample(d, 1e6, 0, 100_000), &mut c);
+        assert_eq!(b.mode, Bbr3Mode::Cruise, "not while in CWR");
         marked_round(&mut b, &mut w, &mut t, &mut d, &mut ce, 0.0);
         assert_eq!(b.mode, Bbr3Mode::Refill, "quick re-probe");
         assert_eq!(b.bw_probe_up_rounds, 30);

@@ -119,6 +119,9 @@ pub struct Control {
     /// The connection negotiated ECN with feedback that counts every mark
     /// (DCTCP's or AccECN's) and sends ECN-capable segments.
     pub ecn: bool,
+    /// An ECN echo's window of data is still being acknowledged (Linux's
+    /// CWR state, which [`state`](Self::state) folds into `Open`).
+    pub cwr: bool,
     pub srtt: Option<SimTime>,
     /// The smallest RTT the connection has seen (the handshake's included).
     pub min_rtt: Option<SimTime>,
@@ -147,6 +150,7 @@ impl Control {
             lost: 0,
             delivered_ce: 0,
             ecn: false,
+            cwr: false,
             srtt: None,
             min_rtt: None,
             edt: now,

@@ -191,7 +191,9 @@ impl CongestionControl for Reno {
         if w.cwnd < w.ssthresh && self.hystart_pp.is_some() {
             match self.hystart_step(segments(acked, s.mss), s) {
                 Step::Grow(g) => {
-                    w.cwnd += g as f64 * mss;
+                    // RFC 9406: min(N, L·SMSS) bytes (a quarter of it in
+                    // CSS, counted in whole segments).
+                    w.cwnd += (g as f64 * mss).min(acked as f64);
                     return;
                 }
                 Step::Avoid => w.ssthresh = w.cwnd,
