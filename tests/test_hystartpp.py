@@ -91,13 +91,15 @@ def test_a_paced_sender_leaves_slow_start_the_same_way():
     # With pacing an ACK's growth is not limited (L unbounded); the ACKs
     # here cover two segments (delayed ACKs, the receiver's window not
     # growing), well under the unpaced limit of 8, so the exit is where the
-    # unpaced sender's is, within a few segments.
+    # unpaced sender's is, within a few segments. Segment by segment: the
+    # linux profile's TSO bursts (up to 1 ms of data at once, 6 segments
+    # late in this slow start) queue at the bottleneck and move the exit.
     def first_ssthresh(r: satqm.Results) -> float:
         ss = r.cwnd.ssthresh_bytes.to_numpy()
         return ss[np.flatnonzero(ss < 1e12)[0]] / 1448
 
     fixed = "receive_autotuning = false"
-    paced = _run("rfc9406", 5000, duration=20, extra="pacing = true\n" + fixed)
+    paced = _run("rfc9406", 5000, duration=20, extra="pacing = true\ntso_bursts = false\n" + fixed)
     unpaced = _run("rfc9406", 5000, duration=20, extra=fixed)
     assert paced.summary()["drops_total"] == 0
     assert first_ssthresh(paced) == pytest.approx(first_ssthresh(unpaced), rel=0.05)
