@@ -1054,7 +1054,9 @@ impl TcpSender {
             // ACK that echoes a timestamp from before a resend was sent for
             // the original: no delivery of the resend
             // (tcp_skb_spurious_retrans()).
-            for (sent_at, end, ever_retx) in [retired.latest, retired.last].into_iter().flatten() {
+            // The two are often one segment: RACK reads it once.
+            let last = retired.last.filter(|l| retired.latest != Some(*l));
+            for (sent_at, end, ever_retx) in [retired.latest, last].into_iter().flatten() {
                 if !(ever_retx && echoes_before(self.ack_ts_ecr, sent_at)) {
                     self.rec.on_delivered(sent_at, end, ever_retx, now);
                 }

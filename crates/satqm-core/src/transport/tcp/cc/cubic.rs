@@ -26,7 +26,7 @@
 //! acknowledged segments, and HyStart ([`HyStart`]) may end it before a
 //! loss.
 
-use super::hystartpp::{HyStartPp, Step};
+use super::hystartpp::{self, HyStartPp};
 use super::reno::{linux_cong_avoid_ai, linux_slow_start, segments};
 use super::{AckSample, CongestionControl, Signal, Window};
 use crate::time::SimTime;
@@ -243,17 +243,8 @@ impl CongestionControl for Cubic {
             w.cwnd = (cwnd + 1) as f64 * m;
             return;
         }
-        if let (true, Some(h)) = ((cwnd as f64) < ssthresh, &mut self.hystart_pp) {
-            match h.on_ack(acked, s) {
-                Step::Grow(g) => {
-                    linux_slow_start(&mut cwnd, g, ssthresh);
-                    w.cwnd = cwnd as f64 * m;
-                    return;
-                }
-                // CSS is over: congestion avoidance from this ACK on.
-                Step::Avoid => w.ssthresh = cwnd as f64 * m,
-                Step::Standard => {}
-            }
+        if hystartpp::linux_step(self.hystart_pp.as_mut(), w, &mut cwnd, acked, s) {
+            return;
         }
         let ssthresh = w.ssthresh / m;
         if (cwnd as f64) < ssthresh {

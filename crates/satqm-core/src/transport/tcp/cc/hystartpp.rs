@@ -16,7 +16,8 @@
 //! a timeout) are standard ones (section 4.2: HyStart++ only for the
 //! initial slow start).
 
-use super::AckSample;
+use super::reno::linux_slow_start;
+use super::{AckSample, Window};
 use crate::time::SimTime;
 
 /// `MIN_RTT_THRESH`, `MAX_RTT_THRESH`, `MIN_RTT_DIVISOR`, `N_RTT_SAMPLE`,
@@ -151,6 +152,37 @@ impl HyStartPp {
             }
             Phase::Done => Step::Standard,
         }
+    }
+}
+
+/// HyStart++'s part of an ACK of `acked` segments under Linux's
+/// whole-segment slow start (CUBIC's and Reno's), `cwnd` in segments:
+/// true if it set the window, the ACK then spent; when CSS is over,
+/// ssthresh becomes cwnd and the ACK goes on to congestion avoidance.
+pub fn linux_step(
+    h: Option<&mut HyStartPp>,
+    w: &mut Window,
+    cwnd: &mut u64,
+    acked: u64,
+    s: &AckSample,
+) -> bool {
+    let m = s.mss as f64;
+    let ssthresh = w.ssthresh / m;
+    let Some(h) = h.filter(|_| (*cwnd as f64) < ssthresh) else {
+        return false;
+    };
+    match h.on_ack(acked, s) {
+        Step::Grow(g) => {
+            linux_slow_start(cwnd, g, ssthresh);
+            w.cwnd = *cwnd as f64 * m;
+            true
+        }
+        // CSS is over: congestion avoidance from this ACK on.
+        Step::Avoid => {
+            w.ssthresh = *cwnd as f64 * m;
+            false
+        }
+        Step::Standard => false,
     }
 }
 

@@ -21,7 +21,7 @@
 //! the window by `min(N, L·SMSS)` per ACK, a quarter of that in
 //! Conservative Slow Start.
 
-use super::hystartpp::{HyStartPp, Step};
+use super::hystartpp::{self, HyStartPp, Step};
 use super::{AckSample, CongestionControl, HyStartKind, Signal, Window};
 use crate::transport::tcp::config::CcRules;
 
@@ -69,16 +69,6 @@ impl Reno {
                 HyStartKind::Rfc9406 { paced } => Some(Box::new(HyStartPp::new(paced))),
                 _ => None,
             },
-        }
-    }
-
-    /// HyStart++'s step for an ACK of `segs` segments in the initial slow
-    /// start (`Standard` without it).
-    #[inline]
-    fn hystart_step(&mut self, segs: u64, s: &AckSample) -> Step {
-        match &mut self.hystart_pp {
-            Some(h) => h.on_ack(segs, s),
-            None => Step::Standard,
         }
     }
 }
@@ -152,22 +142,10 @@ impl Reno {
         let m = s.mss as f64;
         let mut cwnd = (w.cwnd / m).round() as u64;
         let mut acked = segments(s.acked, s.mss);
-        let mut ssthresh = w.ssthresh / m;
-        if (cwnd as f64) < ssthresh {
-            match self.hystart_step(acked, s) {
-                Step::Grow(g) => {
-                    linux_slow_start(&mut cwnd, g, ssthresh);
-                    w.cwnd = cwnd as f64 * m;
-                    return;
-                }
-                // CSS is over: congestion avoidance from this ACK on.
-                Step::Avoid => {
-                    w.ssthresh = cwnd as f64 * m;
-                    ssthresh = cwnd as f64;
-                }
-                Step::Standard => {}
-            }
+        if hystartpp::linux_step(self.hystart_pp.as_deref_mut(), w, &mut cwnd, acked, s) {
+            return;
         }
+        let ssthresh = w.ssthresh / m;
         if (cwnd as f64) < ssthresh {
             acked = linux_slow_start(&mut cwnd, acked, ssthresh);
         }
@@ -188,8 +166,8 @@ impl CongestionControl for Reno {
             CcRules::Rfc => {}
         }
         let mss = mss as f64;
-        if w.cwnd < w.ssthresh && self.hystart_pp.is_some() {
-            match self.hystart_step(segments(acked, s.mss), s) {
+        if let (true, Some(h)) = (w.cwnd < w.ssthresh, self.hystart_pp.as_deref_mut()) {
+            match h.on_ack(segments(acked, s.mss), s) {
                 Step::Grow(g) => {
                     // RFC 9406: min(N, L·SMSS) bytes (a quarter of it in
                     // CSS, counted in whole segments).
