@@ -20,6 +20,12 @@ fn path(pairs: u32, cc: &str, seed: u64) -> Simulation {
 }
 
 fn path_with_buffer(pairs: u32, cc: &str, seed: u64, buffer: u32) -> Simulation {
+    path_with_cc(pairs, &format!("cc = \"{cc}\""), seed, buffer)
+}
+
+/// The path with `cc` the congestion control's line (or `[tcp.cc]` table)
+/// at the end of `[tcp]`.
+fn path_with_cc(pairs: u32, cc: &str, seed: u64, buffer: u32) -> Simulation {
     let traced: Vec<u32> = (0..pairs).collect();
     run(&format!(
         r#"
@@ -44,7 +50,7 @@ buffer = {buffer}
 profile = "linux"
 receive_buffer = "16 MB"
 send_buffer = "32 MB"
-cc = "{cc}"
+{cc}
 [[traffic]]
 kind = "bulk"
 "#
@@ -95,6 +101,42 @@ fn one_bbr_flow_keeps_the_queue_small_where_cubic_and_reno_fill_it() {
         assert_eq!(sim.cwnd.cc_state.iter().filter(|&&s| s != 0).count(), 0);
         assert!(sim.cwnd.pacing_rate_bps.iter().all(|r| r.is_nan()));
     }
+}
+
+/// One flow's pacing (1 % below the bottleneck) empties the queue in
+/// every cycle, so after its first PROBE_RTT its RTT samples repeat the
+/// path's exact minimum. Linux since 5.10 starts the min-RTT window again
+/// only on a lower sample: PROBE_RTT comes every 10 s plus its own 200 ms
+/// and a round. With the earlier rule (an equal sample too), the repeats
+/// put every PROBE_RTT off once the estimate is the path's minimum.
+#[test]
+fn one_flow_probes_rtt_every_ten_seconds_unless_an_equal_rtt_refreshes() {
+    let sim = path(1, "bbr", 1);
+    let e = probe_rtt_entries(&sim, 0);
+    assert!(e.len() >= 5, "PROBE_RTT at {e:?}");
+    for w in e.windows(2) {
+        let gap = w[1] - w[0];
+        assert!((10.0..11.0).contains(&gap), "PROBE_RTT at {e:?}");
+    }
+    let old = path_with_cc(
+        1,
+        "[tcp.cc]\nkind = \"bbr\"\nmin_rtt_on_equal = true",
+        1,
+        2000,
+    );
+    // The min RTT of STARTUP expires once, and the first PROBE_RTT's
+    // equals the path's; after the second, none.
+    let e = probe_rtt_entries(&old, 0);
+    assert!(
+        e.len() <= 2 && e.iter().all(|&t| t < 25.0),
+        "PROBE_RTT at {e:?}"
+    );
+    let (new_util, old_util) = (
+        summary(&sim, "utilization_mean"),
+        summary(&old, "utilization_mean"),
+    );
+    eprintln!("utilization: {new_util:.4} with PROBE_RTT every 10 s, {old_util:.4} without");
+    assert!(new_util < old_util);
 }
 
 /// Two BBR flows keep a standing queue of about one BDP (each one's

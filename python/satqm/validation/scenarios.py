@@ -199,13 +199,15 @@ NS3_CC = {"reno": "NewReno", "cubic": "Cubic", "bbr": "Bbr", "dctcp": "Dctcp"}
 
 #: satqm's ``[tcp.cc]`` parameters in the comparison with ns-3, set to ns-3's
 #: where they differ from satqm's defaults: BBR's STARTUP gain is 2.89 in ns-3
-#: (739/256 = 2.887 in satqm) and ns-3's TcpBbr has no long-term (policer)
-#: bandwidth sampling. CUBIC's (beta 0.7, C 0.4, fast convergence, HyStart)
-#: and DCTCP's (g = 1/16, α from 1) are the same on both sides.
+#: (739/256 = 2.887 in satqm), ns-3's TcpBbr has no long-term (policer)
+#: bandwidth sampling, and an RTT sample equal to its min_rtt estimate starts
+#: the estimate's window again (as Linux before 5.10). CUBIC's (beta 0.7, C 0.4,
+#: fast convergence, HyStart) and DCTCP's (g = 1/16, α from 1) are the same on
+#: both sides.
 CC_PARAMS: dict[str, dict[str, Any]] = {
     "reno": {},
     "cubic": {},
-    "bbr": {"high_gain": 2.89, "long_term": False},
+    "bbr": {"high_gain": 2.89, "long_term": False, "min_rtt_on_equal": True},
     "dctcp": {},
 }
 
@@ -966,12 +968,13 @@ def params_from_toml(text: str) -> dict[str, Any]:
 
 
 #: ns-3's congestion-control parameters that satqm's ``[tcp.cc]`` sets, in
-#: satqm's names (TcpBbr: ``HighGain`` 2.89, no long-term sampling; TcpCubic
+#: satqm's names (TcpBbr: ``HighGain`` 2.89, no long-term sampling, an equal
+#: RTT sample refreshes min_rtt; TcpCubic
 #: and TcpDctcp: satqm's defaults).
 NS3_CC_DEFAULTS: dict[str, dict[str, Any]] = {
     "NewReno": {},
     "Cubic": {},
-    "Bbr": {"high_gain": 2.89, "long_term": False},
+    "Bbr": {"high_gain": 2.89, "long_term": False, "min_rtt_on_equal": True},
     "Dctcp": {},
 }
 

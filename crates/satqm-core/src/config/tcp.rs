@@ -753,6 +753,11 @@ fn bbr_params(t: &mut CcTable) -> Result<BbrParams, ConfigError> {
             .as_bool()
             .ok_or_else(|| ConfigError::new(t.key("long_term"), "must be true or false"))?;
     }
+    if let Some(v) = t.take("min_rtt_on_equal")? {
+        p.min_rtt_on_equal = v
+            .as_bool()
+            .ok_or_else(|| ConfigError::new(t.key("min_rtt_on_equal"), "must be true or false"))?;
+    }
     Ok(p)
 }
 
@@ -1318,7 +1323,7 @@ cc = \"prague\"\npacing = false\n"
         assert_eq!(t.cc, CcKind::Bbr(BbrParams::default()));
         assert!(t.pacing, "BBR paces");
         let t = bulk_tcp(&format!(
-            "{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr\"\nhigh_gain = 2.5\ncwnd_gain = 3\nprobe_rtt_interval = \"5 s\"\nprobe_rtt_time = \"100 ms\"\nmin_cwnd = 2\nbw_window_rounds = 6\nfull_bw_rounds = 2\nfull_bw_threshold = 1.5\npacing_margin = 0\nlong_term = false\nextra_acked_gain = 0\ndrain_gain = 0.5\n"
+            "{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr\"\nhigh_gain = 2.5\ncwnd_gain = 3\nprobe_rtt_interval = \"5 s\"\nprobe_rtt_time = \"100 ms\"\nmin_cwnd = 2\nbw_window_rounds = 6\nfull_bw_rounds = 2\nfull_bw_threshold = 1.5\npacing_margin = 0\nlong_term = false\nextra_acked_gain = 0\ndrain_gain = 0.5\nmin_rtt_on_equal = true\n"
         ));
         assert_eq!(
             t.cc,
@@ -1335,6 +1340,7 @@ cc = \"prague\"\npacing = false\n"
                 pacing_margin: 0.0,
                 long_term: false,
                 extra_acked_gain: 0.0,
+                min_rtt_on_equal: true,
             })
         );
         let bbr = |kv: &str| err(&format!("{BASE}\n{SACK}\n[tcp.cc]\nkind = \"bbr\"\n{kv}\n"));
@@ -1362,6 +1368,10 @@ cc = \"prague\"\npacing = false\n"
         assert_eq!(
             bbr("long_term = 1"),
             "tcp.cc.long_term: must be true or false"
+        );
+        assert_eq!(
+            bbr("min_rtt_on_equal = \"yes\""),
+            "tcp.cc.min_rtt_on_equal: must be true or false"
         );
         assert_eq!(
             bbr("beta = 0.7"),

@@ -92,6 +92,11 @@ pub struct BbrParams {
     pub long_term: bool,
     /// The ACK-aggregation allowance (`bbr_extra_acked_gain`, 1).
     pub extra_acked_gain: f64,
+    /// An RTT sample equal to the estimate also starts its window again
+    /// (and so puts PROBE_RTT off): Linux 4.9 to 5.9 and ns-3 3.44's
+    /// `TcpBbr`. Linux since 5.10 takes only a lower one ("tcp: only
+    /// postpone PROBE_RTT if RTT is < current min_rtt estimate").
+    pub min_rtt_on_equal: bool,
 }
 
 impl Default for BbrParams {
@@ -109,6 +114,7 @@ impl Default for BbrParams {
             pacing_margin: 0.01,
             long_term: true,
             extra_acked_gain: 1.0,
+            min_rtt_on_equal: false,
         }
     }
 }
@@ -658,7 +664,14 @@ impl Bbr {
     fn update_min_rtt(&mut self, rs: &RateSample, w: &mut Window, c: &mut Control) {
         let expired = c.now > self.min_rtt_stamp + self.p.probe_rtt_interval;
         if let Some(rtt) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
+            let lower = self.min_rtt.is_none_or(|m| {
+                if self.p.min_rtt_on_equal {
+                    rtt <= m
+                } else {
+                    rtt < m
+                }
+            });
+            if lower || expired {
                 self.min_rtt = Some(rtt);
                 self.min_rtt_stamp = c.now;
             }
@@ -1094,7 +1107,7 @@ mod tests {
         }
     }
 
-    /// With no RTT sample at or below min_rtt for 10 s, PROBE_RTT caps
+    /// With no RTT sample below min_rtt for 10 s, PROBE_RTT caps
     /// cwnd at 4 segments, marks the sender application-limited, and once
     /// in flight is down to 4 stays 200 ms and a round; then cwnd comes
     /// back and PROBE_BW resumes.
@@ -1103,7 +1116,7 @@ mod tests {
         let (mut b, mut w, mut t, mut d) = in_probe_bw(7);
         let before = w.cwnd;
         assert!(before > 4.0 * MSS as f64);
-        // Samples of 120 ms RTT (never at min_rtt 100 ms) until 10 s pass.
+        // Samples of 120 ms RTT (never below min_rtt 100 ms) until 10 s pass.
         let step =
             |b: &mut Bbr, w: &mut Window, t: &mut u64, d: &mut u64, dt: u64, inflight: u64| {
                 *t += dt;
@@ -1114,12 +1127,16 @@ mod tests {
                 b.control(w, &rs, &mut c);
                 c.mark_app_limited
             };
-        while t <= 10_000 {
+        // The estimate dates from the first 100 ms sample: the later
+        // ones of the start equal it and do not refresh it.
+        let stamp = b.min_rtt_stamp.ns() / 1_000_000;
+        assert!(stamp < t);
+        while t + 500 <= stamp + 10_000 {
             assert!(!step(&mut b, &mut w, &mut t, &mut d, 500, 50_000));
             assert_eq!(b.mode, BbrMode::ProbeBw);
         }
-        // Just past 10 s after the last min_rtt sample (t = 400 ms).
-        while t <= 10_400 {
+        // Just past 10 s after it.
+        while t <= stamp + 10_000 {
             step(&mut b, &mut w, &mut t, &mut d, 100, 50_000);
         }
         assert_eq!(b.mode, BbrMode::ProbeRtt);
