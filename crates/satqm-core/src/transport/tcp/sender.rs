@@ -1609,8 +1609,15 @@ impl TcpSender {
 
     /// The sender has nothing to send with room in the window and no loss
     /// to repair: the application limits it (`tcp_rate_check_app_limited()`).
+    /// Linux checks when the application asks to send (`tcp_sendmsg()`), as
+    /// draft-cheng-iccrg-delivery-rate-estimation does: a writer waiting for
+    /// room in a full send buffer asks nothing, and its sender is limited by
+    /// the buffer, not marked application-limited.
     #[inline(never)]
     fn check_app_limited(&mut self, cwnd: u64) {
+        if self.sndbuf.as_ref().is_some_and(|b| b.writer_blocked()) {
+            return;
+        }
         let pipe = self.rec.pipe(&self.segs, self.snd_una, self.snd_max);
         if pipe < cwnd && self.segs.lost_bytes() == 0 {
             if let Some(r) = self.rate.as_deref_mut() {

@@ -69,6 +69,12 @@ impl SendBuffer {
         self.unsent
     }
 
+    /// The application waits for room: it has more to write than the
+    /// buffer took in.
+    pub fn writer_blocked(&self) -> bool {
+        self.blocked
+    }
+
     /// `len` bytes of it were sent.
     pub fn sent(&mut self, len: u64) {
         self.unsent = self.unsent.saturating_sub(len);

@@ -1484,3 +1484,82 @@ fn rack_learns_reordering_from_dsacks_and_stops_resending() {
     assert_eq!(without.2, 0, "{out:?}");
     assert_eq!(with, (1, 1, 1), "one resend, undone: {out:?}");
 }
+
+/// Linux tests for an application-limited sender when the application asks
+/// to send (`tcp_rate_check_app_limited()` in `tcp_sendmsg()`): a bulk
+/// writer waiting for room in a full send buffer asks nothing, so the
+/// segments it sends once woken give rate samples that are not
+/// application-limited. A writer that ran out of data is.
+#[test]
+fn a_writer_blocked_on_the_send_buffer_is_not_application_limited() {
+    // Every segment acknowledged 100 ms after it leaves, the timer fired
+    // for pacing every millisecond; `more` segments written at `at`.
+    // Returns the samples' application-limited flags, with their times.
+    fn run(mut s: TcpSender, until_ms: u64, at: SimTime, more: u64) -> Vec<(SimTime, bool)> {
+        let mut flags = Vec::new();
+        let mut sent: Vec<(SimTime, u64)> = Vec::new();
+        let mut acked = 0;
+        for ms in 1..=until_ms {
+            let now = SimTime::from_ms(ms);
+            let mut out = fire(&mut s, now);
+            if now == at {
+                let mut uid = 3000;
+                let mut em = Emit {
+                    now,
+                    out: &mut out,
+                    next_uid: &mut uid,
+                };
+                s.write(more * MSS, &mut em);
+            }
+            sent.extend(out.iter().map(|p| (now, p.seq / MSS + 1)));
+            while let Some(&(t, end)) = sent.first() {
+                if t + SimTime::from_ms(100) > now {
+                    break;
+                }
+                sent.remove(0);
+                if end <= acked {
+                    continue;
+                }
+                acked = end;
+                let out = feed(&mut s, &ack(end, &[]), now);
+                sent.extend(out.iter().map(|p| (now, p.seq / MSS + 1)));
+                if let Some(rs) = s.rate_sample() {
+                    flags.push((now, rs.is_app_limited));
+                }
+            }
+        }
+        flags
+    }
+    // A 40 KB send buffer holds about twenty segments with their overhead:
+    // the writer blocks, and is woken as the buffer drains.
+    let c = TcpConfig {
+        send_buffer: Some(40_000),
+        ..bbr_cfg()
+    };
+    let (s, _) = opened(c, Some(100));
+    let flags = run(s, 600, SimTime::MAX, 0);
+    assert!(flags.len() > 40, "{} samples", flags.len());
+    assert!(flags.iter().all(|&(_, a)| !a), "{flags:?}");
+    // Thirty segments written at the start and thirty more at 300 ms: the
+    // sender ran dry in between, and the second thirty's samples are
+    // application-limited.
+    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), bbr_cfg());
+    s.win.cwnd = (100 * MSS) as f64;
+    let mut out = Vec::new();
+    let mut uid = 0;
+    let mut em = Emit {
+        now: SimTime::ZERO,
+        out: &mut out,
+        next_uid: &mut uid,
+    };
+    s.write(30 * MSS, &mut em);
+    s.open(&mut em);
+    let flags = run(s, 600, SimTime::from_ms(300), 30);
+    let (before, after): (Vec<_>, Vec<_>) =
+        flags.iter().partition(|(t, _)| *t < SimTime::from_ms(400));
+    assert!(before.iter().all(|&&(_, a)| !a), "{flags:?}");
+    assert!(
+        !after.is_empty() && after.iter().all(|&&(_, a)| a),
+        "{flags:?}"
+    );
+}
