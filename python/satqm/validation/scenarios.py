@@ -969,8 +969,7 @@ def params_from_toml(text: str) -> dict[str, Any]:
 
 #: ns-3's congestion-control parameters that satqm's ``[tcp.cc]`` sets, in
 #: satqm's names (TcpBbr: ``HighGain`` 2.89, no long-term sampling, an equal
-#: RTT sample refreshes min_rtt; TcpCubic
-#: and TcpDctcp: satqm's defaults).
+#: RTT sample refreshes min_rtt; TcpCubic and TcpDctcp: satqm's defaults).
 NS3_CC_DEFAULTS: dict[str, dict[str, Any]] = {
     "NewReno": {},
     "Cubic": {},

@@ -30,6 +30,11 @@ fn established(recovery: Recovery, cwnd: u64) -> (TcpSender, Vec<Packet>) {
 /// A sender with configuration `c` (and a window of `cwnd` segments, if
 /// given) opened at time 0 with unlimited data; returns what it sent.
 fn opened(c: TcpConfig, cwnd: Option<u64>) -> (TcpSender, Vec<Packet>) {
+    opened_with(c, cwnd, u64::MAX)
+}
+
+/// As [`opened`], the application having written `bytes`.
+fn opened_with(c: TcpConfig, cwnd: Option<u64>, bytes: u64) -> (TcpSender, Vec<Packet>) {
     let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), c);
     if let Some(w) = cwnd {
         s.win.cwnd = (w * MSS) as f64;
@@ -41,7 +46,7 @@ fn opened(c: TcpConfig, cwnd: Option<u64>) -> (TcpSender, Vec<Packet>) {
         out: &mut out,
         next_uid: &mut uid,
     };
-    s.write(u64::MAX, &mut em);
+    s.write(bytes, &mut em);
     s.open(&mut em);
     (s, out)
 }
@@ -1543,17 +1548,7 @@ fn a_writer_blocked_on_the_send_buffer_is_not_application_limited() {
     // Thirty segments written at the start and thirty more at 300 ms: the
     // sender ran dry in between, and the second thirty's samples are
     // application-limited.
-    let mut s = TcpSender::new(FlowId(0), NodeId(0), NodeId(1), bbr_cfg());
-    s.win.cwnd = (100 * MSS) as f64;
-    let mut out = Vec::new();
-    let mut uid = 0;
-    let mut em = Emit {
-        now: SimTime::ZERO,
-        out: &mut out,
-        next_uid: &mut uid,
-    };
-    s.write(30 * MSS, &mut em);
-    s.open(&mut em);
+    let (s, _) = opened_with(bbr_cfg(), Some(100), 30 * MSS);
     let flags = run(s, 600, SimTime::from_ms(300), 30);
     let (before, after): (Vec<_>, Vec<_>) =
         flags.iter().partition(|(t, _)| *t < SimTime::from_ms(400));

@@ -664,13 +664,9 @@ impl Bbr {
     fn update_min_rtt(&mut self, rs: &RateSample, w: &mut Window, c: &mut Control) {
         let expired = c.now > self.min_rtt_stamp + self.p.probe_rtt_interval;
         if let Some(rtt) = rs.rtt {
-            let lower = self.min_rtt.is_none_or(|m| {
-                if self.p.min_rtt_on_equal {
-                    rtt <= m
-                } else {
-                    rtt < m
-                }
-            });
+            let lower = self
+                .min_rtt
+                .is_none_or(|m| rtt < m || (rtt == m && self.p.min_rtt_on_equal));
             if lower || expired {
                 self.min_rtt = Some(rtt);
                 self.min_rtt_stamp = c.now;
