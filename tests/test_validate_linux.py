@@ -149,6 +149,31 @@ def test_the_kernel_counters_and_satqm_s_events():
     assert "| spurious timeouts (F-RTO) | not modelled | 0.0 |" in table
 
 
+def test_the_counters_are_those_each_sender_read_at_the_end_of_the_window(tmp_path):
+    # The kernel goes on counting after the window (its timers fire once
+    # the emulation stops carrying packets); the sender's own reading at
+    # its last sample is what the run counted.
+    def log(path: Path, recoveries: int, timeouts: int) -> dict:
+        text = (
+            "TcpExt: TCPSackRecovery TCPTimeouts\n"
+            f"TcpExt: {recoveries} {timeouts}\n"
+            "IpExt: InOctets\nIpExt: 1\n"
+        )
+        lines = [{"connecting": 2.0}, {"t": 2.1, "snd_cwnd": 10}, {"done": 4.0, "netstat": text}]
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"t": 4.1, "snd')
+        return L.read_samples(path)
+
+    a, b = log(tmp_path / "a.jsonl", 5, 0), log(tmp_path / "b.jsonl", 7, 1)
+    assert len(a["samples"]) == 1
+    assert a["netstat"] == {"TCPSackRecovery": 5, "TCPTimeouts": 0}
+    c = L.sum_counters([a, b], "x")
+    assert c == {"TCPSackRecovery": 12, "TCPTimeouts": 1}
+    assert L._kernel_events(c)["timeouts"] == 1
+    (tmp_path / "c.jsonl").write_text(json.dumps({"t": 2.1}) + "\n")
+    with pytest.raises(RuntimeError, match="pair 1 did not record its counters"):
+        L.sum_counters([a, L.read_samples(tmp_path / "c.jsonl")], "x")
+
+
 def test_the_programs_compile_and_bbr_rows_plot_the_bandwidth_estimate(tmp_path):
     compile(L.SENDER, "sender", "exec")
     compile(L.RECEIVER, "receiver", "exec")

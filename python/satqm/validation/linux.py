@@ -382,7 +382,8 @@ def scenario_toml(d: dict[str, Any], *, emulate: bool, seed: int = 1) -> str:
 #: Loss events over the whole run, satqm's count (a column of the flows table
 #: summed over the flows, or none where satqm has no such event) beside the
 #: kernel's TcpExt counters of the senders' namespaces (/proc/net/netstat,
-#: summed): label -> (satqm column, kernel counters).
+#: each read by its sender at the end of the window, summed): label ->
+#: (satqm column, kernel counters).
 EVENTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "recoveries": ("fast_retransmits", ("TCPSackRecovery", "TCPRenoRecovery")),
     "loss probes": ("loss_probes", ("TCPLossProbes",)),
@@ -404,6 +405,20 @@ def parse_netstat(text: str) -> dict[str, int]:
         if names.startswith("TcpExt:") and values.startswith("TcpExt:"):
             for k, v in zip(names.split()[1:], values.split()[1:]):
                 out[k] = int(v)
+    return out
+
+
+def sum_counters(logs: list[dict[str, Any]], name: str) -> dict[str, int]:
+    """The senders' counters summed, each as its program read them at the end
+    of the window (the last ``TCP_INFO`` sample): what the kernel counted
+    after that, its timers firing once the emulation stopped carrying its
+    packets, is not part of the run."""
+    out: dict[str, int] = {}
+    for i, lg in enumerate(logs):
+        if lg["netstat"] is None:
+            raise RuntimeError(f"{name}: the real sender of pair {i} did not record its counters")
+        for k, v in lg["netstat"].items():
+            out[k] = out.get(k, 0) + v
     return out
 
 
@@ -551,7 +566,11 @@ SENDER = textwrap.dedent(
         d["t"] = round(time.monotonic() - t0, 4)
         log.write(json.dumps(d) + "\\n")
         k += 1
-    log.write(json.dumps({"done": time.monotonic() - t0}) + "\\n")
+    # The namespace's counters at the end of the window, before the
+    # emulation stops and the connection's timers fire on a dead path.
+    with open("/proc/net/netstat") as f:
+        netstat = f.read()
+    log.write(json.dumps({"done": time.monotonic() - t0, "netstat": netstat}) + "\\n")
     time.sleep(3600)
     """
 )
@@ -579,6 +598,7 @@ def read_samples(path: Path) -> dict[str, Any]:
         "connecting": float("nan"),
         "connected": float("nan"),
         "samples": [],
+        "netstat": None,
     }
     with open(path) as f:
         for line in f:
@@ -594,6 +614,8 @@ def read_samples(path: Path) -> dict[str, Any]:
                 out["connected"] = rec["connected"]
             elif "t" in rec:
                 out["samples"].append(rec)
+            elif "netstat" in rec:
+                out["netstat"] = parse_netstat(rec["netstat"])
     return out
 
 
@@ -674,15 +696,7 @@ def _emulate(
         emu.wait()
         # Before the emulation stops them: a program that ended early failed.
         early = [p.poll() for p in procs]
-        # The senders' loss events, from their namespaces' counters.
-        counters: dict[str, int] = {}
-        for i in range(n):
-            text = emu.run(
-                f"sender[{i}]", ["cat", "/proc/net/netstat"], capture_output=True, text=True
-            ).stdout
-            for k, v in parse_netstat(text).items():
-                counters[k] = counters.get(k, 0) + v
-    return route, early, counters
+    return route, early
 
 
 def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]:
@@ -705,7 +719,7 @@ def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EmulationLate)  # reported in the table
-            route, early, counters = _emulate(d, emu, ecn, logs, files, procs)
+            route, early = _emulate(d, emu, ecn, logs, files, procs)
     finally:
         for f in files:
             f.close()
@@ -719,6 +733,7 @@ def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]
     res = emu.results
     read = [read_samples(p) for p in logs]
     figures = linux_figures(d, res, read)
+    counters = sum_counters(read, d["name"])
     figures["events"] = _kernel_events(counters)
     ts = res.timeseries
     bq = ts[ts["link"] == "bottleneck"]
