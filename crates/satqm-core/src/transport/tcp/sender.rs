@@ -130,6 +130,8 @@ pub struct TcpSender {
     /// The ACK being read showed an original delayed while resends are
     /// still out: it triggers no loss detection and no resend.
     hold_resends: bool,
+    /// The ACK being read sent new data, which armed the loss probe.
+    probe_armed_by_send: bool,
 }
 
 /// Proportional Rate Reduction during a loss recovery or the window
@@ -262,6 +264,7 @@ impl TcpSender {
             prior_fack: 0,
             ack_ts_ecr: 0,
             hold_resends: false,
+            probe_armed_by_send: false,
             rate,
             cfg,
         }
@@ -378,6 +381,12 @@ impl TcpSender {
         self.feedback.delivered_ce
     }
 
+    /// When the tail loss probe is due, if one is armed.
+    #[cfg(test)]
+    pub(super) fn loss_probe_due(&self) -> Option<SimTime> {
+        self.tlp_deadline
+    }
+
     /// When the sender next needs [`on_timer`](Self::on_timer).
     pub fn next_wakeup(&self) -> Option<SimTime> {
         // The earliest of the three, written out: this runs after every
@@ -453,6 +462,7 @@ impl TcpSender {
 
     /// An ACK (or SYN-ACK) from the receiver.
     pub fn on_ack(&mut self, pkt: &Packet, em: &mut Emit) {
+        self.probe_armed_by_send = false;
         if self.cfg.timestamps {
             // RFC 7323 section 4.3 (Linux's tcp_store_ts_recent()): a pure
             // ACK that passes PAWS, i.e. is not older, sets TS.Recent.
@@ -580,11 +590,20 @@ impl TcpSender {
         }
         // Linux also times SACKed segments when the cumulative ACK gives
         // no sample (see RtoRule).
+        let mut sack_restart = false;
         if self.cfg.rto_rule == RtoRule::Linux {
             let sacked_sent = self.rec.take_sack_timing();
             if let (None, Some(sent_at)) = (self.ack_rtt, sacked_sent) {
                 self.take_rtt_sample(em.now - sent_at);
             }
+            // Linux's tcp_clean_rtx_queue() (since 4.13): an ACK that
+            // moves nothing cumulatively but times a segment SACKed that
+            // was sent before the first unacknowledged one was last sent
+            // restarts the timer; the path delivers what was sent before
+            // that sending. A segment sent after it restarts nothing, or
+            // the timer would keep moving through a recovery.
+            sack_restart = self.snd_una == una_before
+                && sacked_sent.is_some_and(|t| self.segs.front().is_some_and(|h| t < h.sent_at));
         }
         if self.cfg.rack {
             if self.undo.is_some() {
@@ -593,6 +612,11 @@ impl TcpSender {
             if !self.hold_resends {
                 self.rack_detect(em);
             }
+        }
+        // RACK's reordering timer, when pending, stands in for the restart
+        // (tcp_identify_packet_loss()).
+        if sack_restart && self.rec.reorder_deadline().is_none() {
+            self.rto_deadline = Some(em.now + self.rtt.rto());
         }
         if classic && pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
@@ -609,8 +633,10 @@ impl TcpSender {
         }
         self.output(em);
         self.hold_resends = false;
-        if self.cfg.tlp {
-            self.arm_loss_probe(em.now);
+        // With nothing sent on this ACK, the probe counts from it, and no
+        // later than the timer the ACK restarted.
+        if self.cfg.tlp && !self.probe_armed_by_send {
+            self.arm_loss_probe(em.now, self.rto_deadline);
         }
     }
 
@@ -979,16 +1005,23 @@ impl TcpSender {
     /// data is outstanding, a probe is due two SRTTs after the last send or
     /// ACK (plus the minimum RTO with one segment out, whose ACK may be
     /// delayed), and no later than the retransmission timer.
-    fn arm_loss_probe(&mut self, now: SimTime) {
+    fn arm_loss_probe(&mut self, now: SimTime, cap: Option<SimTime>) {
         self.tlp_deadline = None;
+        // Linux's Open state (tcp_try_keep_open()): besides no recovery,
+        // nothing SACKed or marked lost, and the first unacknowledged
+        // segment never resent (tcp_any_retrans_done()); otherwise the
+        // connection is in Disorder, where the kernel sends no probe.
         if !self.cfg.tlp
             || self.state != SenderState::Established
             || self.snd_max == self.snd_una
             || !self.rec.is_open(self.snd_una)
+            || self.segs.sacked_bytes() > 0
+            || self.segs.lost_bytes() > 0
+            || self.segs.front().is_some_and(|h| h.ever_retx)
         {
             return;
         }
-        let (Some(srtt), Some(rto_at)) = (self.rtt.srtt(), self.rto_deadline) else {
+        let (Some(srtt), Some(_)) = (self.rtt.srtt(), self.rto_deadline) else {
             return;
         };
         let extra = if self.segs.len() == 1 {
@@ -996,7 +1029,8 @@ impl TcpSender {
         } else {
             SimTime::from_ms(2)
         };
-        self.tlp_deadline = Some((now + srtt + srtt + extra).min(rto_at));
+        let pto = now + srtt + srtt + extra;
+        self.tlp_deadline = Some(cap.map_or(pto, |c| pto.min(c)));
     }
 
     /// The probe is due: send one new segment whatever cwnd, or, with
@@ -1534,7 +1568,20 @@ impl TcpSender {
                 .update(limited, flight, self.snd_una, self.snd_max);
         }
         if sent && self.cfg.tlp {
-            self.arm_loss_probe(em.now);
+            // Linux's tcp_write_xmit() schedules the probe after sending
+            // with the timeout counted from the first unacknowledged
+            // segment's last sending (tcp_rto_delta_us()), not from now: a
+            // head sent long ago is probed sooner.
+            let cap = if self.cfg.rto_rule == RtoRule::Linux {
+                self.segs
+                    .front()
+                    .map(|h| h.sent_at + self.rtt.rto())
+                    .filter(|&t| t > em.now)
+            } else {
+                self.rto_deadline
+            };
+            self.arm_loss_probe(em.now, cap);
+            self.probe_armed_by_send = true;
         }
     }
 

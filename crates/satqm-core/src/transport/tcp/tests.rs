@@ -1056,6 +1056,72 @@ fn rack_deems_a_segment_lost_by_time_with_fewer_than_three_sacks() {
     assert!((0.12..0.14).contains(&t), "resent at {t}");
 }
 
+/// Linux's rules with tail loss probes, over a long path: an RTT of
+/// 500 ms makes two SRTTs (the probe) later than SRTT + 200 ms (the RTO).
+fn linux_tlp_cfg(iw: u32) -> TcpConfig {
+    let mut c = dsack_cfg(iw, false);
+    c.tlp = true;
+    c
+}
+
+#[test]
+fn sacks_of_data_sent_before_a_resend_restart_the_timer() {
+    // Ten segments at 0. At 500 ms segment 2 is missing and 3-5 are
+    // SACKed: a recovery, and segment 2 resent, which starts the timer.
+    // At 900 ms segments 6 and 7 are SACKed: sent before the resend, they
+    // show the path still delivering, and the timer starts again from
+    // this ACK (Linux's tcp_clean_rtx_queue()); a resend lost on a long
+    // path is then found by RACK before the timer fires.
+    let ms = SimTime::from_ms;
+    let (mut s, _) = opened(linux_tlp_cfg(10), None);
+    let resent = feed(&mut s, &ack(2, &[(3, 6)]), ms(500));
+    assert_eq!(seqs(&resent)[0], 2);
+    let from_resend = ms(500) + s.rto();
+    assert_eq!(s.next_wakeup(), Some(from_resend));
+    feed(&mut s, &ack(2, &[(3, 8)]), ms(900));
+    assert_eq!(s.next_wakeup(), Some(ms(900) + s.rto()));
+    assert!(ms(900) + s.rto() > from_resend);
+    // A SACK of nothing new restarts nothing.
+    feed(&mut s, &ack(2, &[(3, 8)]), ms(950));
+    assert_eq!(s.next_wakeup(), Some(ms(900) + s.rto()));
+}
+
+#[test]
+fn a_probe_after_sending_counts_from_the_first_unacknowledged_segment() {
+    // Each window is acknowledged at once 500 ms after it was sent. Then
+    // only half of the window sent at 3 s is acknowledged, at 3.5 s,
+    // which sends more. The probe is due no later than the timer counted
+    // from the oldest segment out, sent at 3 s (tcp_rto_delta_us()), not
+    // from the ACK: 500 ms sooner, and before two SRTTs.
+    let (mut s, first) = opened(linux_tlp_cfg(4), None);
+    let (mut acked, mut out) = (0, first.len() as u64);
+    for round in 1..=6 {
+        acked += out;
+        out = feed(&mut s, &ack(acked, &[]), SimTime::from_ms(500 * round)).len() as u64;
+    }
+    let more = feed(&mut s, &ack(acked + out / 2, &[]), SimTime::from_ms(3500));
+    assert!(!more.is_empty());
+    let srtt = s.srtt().unwrap();
+    let due = SimTime::from_ms(3000) + s.rto();
+    assert!(due < SimTime::from_ms(3500) + srtt + srtt, "{due:?}");
+    assert_eq!(s.loss_probe_due(), Some(due));
+    let probe = fire(&mut s, due);
+    assert_eq!(probe.len(), 1, "one new segment");
+    assert_eq!((s.stats.loss_probes, s.stats.timeouts), (1, 0));
+}
+
+#[test]
+fn no_probe_while_segments_are_sacked() {
+    // Segment 3 of ten is missing and 4-5 are SACKed: Linux's Disorder
+    // state, where it sends no probe (only from Open or CWR). With the
+    // gap filled the connection is open again and the probe is armed.
+    let (mut s, _) = opened(linux_tlp_cfg(10), None);
+    feed(&mut s, &ack(3, &[(4, 6)]), SimTime::from_ms(500));
+    assert_eq!(s.loss_probe_due(), None);
+    feed(&mut s, &ack(6, &[]), SimTime::from_ms(510));
+    assert!(s.loss_probe_due().is_some());
+}
+
 /// With `pacing`, a classic control is paced at Linux's default rate once
 /// there is an RTT sample (`tcp_update_pacing_rate()`: twice cwnd per SRTT
 /// in slow start): one segment per ACK's worth of window leaves now, the
