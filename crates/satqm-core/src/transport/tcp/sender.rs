@@ -1001,10 +1001,11 @@ impl TcpSender {
     }
 
     /// Tail loss probe (RFC 8985 section 7, Linux's
-    /// tcp_schedule_loss_probe()): while no loss episode is under way and
-    /// data is outstanding, a probe is due two SRTTs after the last send or
-    /// ACK (plus the minimum RTO with one segment out, whose ACK may be
-    /// delayed), and no later than the retransmission timer.
+    /// tcp_schedule_loss_probe()): in the Open state with data
+    /// outstanding, a probe is due two SRTTs after the last send or ACK
+    /// (plus the minimum RTO with one segment out, whose ACK may be
+    /// delayed), and no later than `cap`, the retransmission timer as the
+    /// caller counts it.
     fn arm_loss_probe(&mut self, now: SimTime, cap: Option<SimTime>) {
         self.tlp_deadline = None;
         // Linux's Open state (tcp_try_keep_open()): besides no recovery,
