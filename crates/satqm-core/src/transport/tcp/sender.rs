@@ -441,8 +441,22 @@ impl TcpSender {
             self.output(em);
         }
         if self.cfg.rack && self.rec.reorder_deadline().is_some_and(|t| now >= t) {
+            let head_sent = self.segs.front().map(|h| h.sent_at);
             self.rack_detect(em);
             self.output(em);
+            // Linux's tcp_rack_reo_timeout(): the kernel's one timer was
+            // RACK's; unless the first segment was just resent (which
+            // starts the timer from now), the retransmission timer comes
+            // back counted from that segment's last sending
+            // (tcp_rearm_rto(), tcp_rto_delta_us()), not from the last ACK.
+            if self.cfg.rto_rule == RtoRule::Linux && self.rto_deadline.is_some() {
+                if let (Some(before), Some(h)) = (head_sent, self.segs.front()) {
+                    if h.sent_at == before && self.held_in_host == 0 {
+                        let at = h.sent_at + self.rtt.rto();
+                        self.rto_deadline = Some(at.max(now + SimTime::from_ms(1)));
+                    }
+                }
+            }
         }
         if self.tlp_deadline.is_some_and(|t| now >= t) {
             self.tlp_deadline = None;
@@ -996,8 +1010,22 @@ impl TcpSender {
         }
         if started {
             self.log_loss(em.now, before, ssthresh);
-            self.retransmit_at(self.snd_una, em);
+            if !self.resend_waits_for_window() {
+                self.retransmit_at(self.snd_una, em);
+            }
         }
+    }
+
+    /// Whether a recovery's first resend waits for the window: a control
+    /// that sets cwnd itself (Linux's `cong_control`, BBR) with RACK
+    /// resends the first segment, deemed lost, only when its window has
+    /// room, after it has seen the ACK (`tcp_cong_control()` before
+    /// `tcp_xmit_recovery()`; after RACK's timer, the window as it was,
+    /// `tcp_rack_reo_timeout()`). A flow held at four segments in
+    /// PROBE_RTT resends nothing and waits for its timer. Other controls
+    /// resend it at once (PRR's first send, `tcp_cwnd_reduction()`).
+    fn resend_waits_for_window(&self) -> bool {
+        self.owns && self.cfg.rack
     }
 
     /// Tail loss probe (RFC 8985 section 7, Linux's
@@ -1175,7 +1203,9 @@ impl TcpSender {
             DupAck::Wait => {}
             DupAck::FastRetransmit => {
                 self.log_loss(em.now, before, ssthresh);
-                self.retransmit_at(self.snd_una, em);
+                if !self.resend_waits_for_window() {
+                    self.retransmit_at(self.snd_una, em);
+                }
             }
             DupAck::Recovery => self.log_loss(em.now, before, ssthresh),
             DupAck::GoBackN => {

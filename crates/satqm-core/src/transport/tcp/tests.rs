@@ -1111,6 +1111,39 @@ fn a_probe_after_sending_counts_from_the_first_unacknowledged_segment() {
 }
 
 #[test]
+fn a_window_below_the_flight_resends_nothing_when_racks_timer_fires() {
+    // BBR (it sets cwnd itself) under Linux's rules with RACK. Ten
+    // segments, all there is to send, at 0; at 500 ms segment 1 is SACKed, and RACK's timer waits
+    // a quarter of the RTT for segment 0. The window held at four
+    // segments (as in PROBE_RTT) when that timer deems segment 0 lost,
+    // the sender resends nothing, eight segments being in flight
+    // (tcp_rack_reo_timeout() sends what cwnd allows), and its
+    // retransmission timer, the kernel's one timer again, counts from
+    // segment 0's sending (tcp_rearm_rto()), not from the last ACK or
+    // the timer's arming.
+    let ms = SimTime::from_ms;
+    let mut c = linux_tlp_cfg(10);
+    c.cc = super::CcKind::Bbr(super::cc::BbrParams::default());
+    let (mut s, first) = opened_with(c, None, 10 * MSS);
+    // BBR paces its first window: the rest follows within milliseconds.
+    let mut sent = first.len();
+    while let Some(w) = s.next_wakeup().filter(|w| *w < ms(10)) {
+        sent += fire(&mut s, w).len();
+    }
+    assert_eq!(sent, 10);
+    feed(&mut s, &ack(0, &[(1, 2)]), ms(500));
+    assert!(!s.in_recovery());
+    let reo = s.next_wakeup().unwrap();
+    assert!(reo > ms(600) && reo < ms(650), "{reo:?}");
+    s.win.cwnd = (4 * MSS) as f64;
+    let out = fire(&mut s, reo);
+    assert!(s.in_recovery());
+    assert!(out.is_empty(), "{:?}", seqs(&out));
+    assert_eq!(s.next_wakeup(), Some(SimTime::ZERO + s.rto()));
+    assert!(SimTime::ZERO + s.rto() > reo);
+}
+
+#[test]
 fn no_probe_while_segments_are_sacked() {
     // Segment 3 of ten is missing and 4-5 are SACKed: Linux's Disorder
     // state, where it sends no probe (only from Open or CWR). With the
