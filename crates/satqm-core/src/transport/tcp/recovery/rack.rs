@@ -59,7 +59,8 @@ pub struct Rack {
     /// An ordinal below which no original transmission is still a
     /// candidate (delivered, deemed lost or resent).
     originals: u64,
-    /// The reordering timer: when a segment waiting out the window is due.
+    /// The reordering timer: when the last segment waiting out the window
+    /// is due.
     pub deadline: Option<SimTime>,
     /// Reordering was seen (`reord_seen`).
     pub reord_seen: bool,
@@ -167,8 +168,10 @@ impl Rack {
 
     /// Deem lost (`mark(i)`, `i` its index in `segs`) every segment sent
     /// before the newest delivery that has been out for RACK.rtt +
-    /// `reo_wnd`; sets [`deadline`](Self::deadline) for the first that has
-    /// not yet.
+    /// `reo_wnd`; sets [`deadline`](Self::deadline) for the last of those
+    /// that have not yet (RFC 8985 section 6.2's `RACK_detect_loss()`,
+    /// Linux's `tcp_rack_detect_loss()`: the timeout is the largest
+    /// remaining wait), so that one timer marks them all.
     pub fn detect(
         &mut self,
         segs: &Segments,
@@ -206,7 +209,7 @@ impl Rack {
                     self.originals += 1;
                 }
             } else {
-                pending = Some(pending.map_or(due(s.sent_at), |p| p.min(due(s.sent_at))));
+                pending = Some(pending.map_or(due(s.sent_at), |p| p.max(due(s.sent_at))));
                 at_cursor = false;
             }
             i += 1;
@@ -223,13 +226,27 @@ impl Rack {
                         break;
                     }
                     if due(at) > now {
-                        pending = Some(pending.map_or(due(at), |p| p.min(due(at))));
+                        pending = Some(pending.map_or(due(at), |p| p.max(due(at))));
                         break;
                     }
                     mark(i);
                 }
             }
             self.resent.pop_front();
+        }
+        // The resends after the first one still waiting were sent later:
+        // none is due yet, and the timer waits for the last of them.
+        for &(ord, at) in self.resent.iter().skip(1) {
+            if ord < first {
+                continue;
+            }
+            let s = segs.get((ord - first) as usize);
+            if s.rtx() && !s.sacked() && s.sent_at == at {
+                if !sent_after(xmit_ts, end_seq, at, s.end()) {
+                    break;
+                }
+                pending = Some(pending.map_or(due(at), |p| p.max(due(at))));
+            }
         }
         self.deadline = pending;
     }
@@ -277,5 +294,30 @@ mod tests {
         // original's ACK: nothing changes.
         r.delivered(ms(140), 1500, true, ms(160));
         assert_eq!((r.newest, r.rtt), (Some((ms(100), 2000)), ms(100)));
+    }
+
+    #[test]
+    fn the_timer_waits_for_the_last_segment_still_in_its_window() {
+        // Segments sent at 0, 10 and 20 ms, and one at 30 ms delivered at
+        // 130 ms (RACK.rtt 100 ms); a 25 ms window. At 130 ms the first has
+        // been out 125 ms and is lost; the other two are due at 135 and
+        // 145 ms, and the timer is set for the later (RFC 8985's
+        // RACK_detect_loss(), Linux's tcp_rack_detect_loss()), which then
+        // finds both lost at once.
+        let ms = SimTime::from_ms;
+        let mut segs = Segments::default();
+        for k in 0..4u64 {
+            segs.push(k * 1000, 1000, ms(10 * k));
+        }
+        let mut r = Rack::default();
+        assert!(segs.sack(3));
+        r.delivered(ms(30), 4000, false, ms(130));
+        let mut lost = Vec::new();
+        r.detect(&segs, ms(130), ms(25), |i| lost.push(i));
+        assert_eq!(lost, vec![0]);
+        assert_eq!(r.deadline, Some(ms(145)));
+        r.detect(&segs, ms(145), ms(25), |i| lost.push(i));
+        assert_eq!(lost, vec![0, 1, 2]);
+        assert_eq!(r.deadline, None);
     }
 }
