@@ -130,8 +130,6 @@ pub struct TcpSender {
     /// The ACK being read showed an original delayed while resends are
     /// still out: it triggers no loss detection and no resend.
     hold_resends: bool,
-    /// The ACK being read sent new data, which armed the loss probe.
-    probe_armed_by_send: bool,
 }
 
 /// Proportional Rate Reduction during a loss recovery or the window
@@ -264,7 +262,6 @@ impl TcpSender {
             prior_fack: 0,
             ack_ts_ecr: 0,
             hold_resends: false,
-            probe_armed_by_send: false,
             rate,
             cfg,
         }
@@ -450,9 +447,9 @@ impl TcpSender {
             // back counted from that segment's last sending
             // (tcp_rearm_rto(), tcp_rto_delta_us()), not from the last ACK.
             if self.cfg.rto_rule == RtoRule::Linux && self.rto_deadline.is_some() {
-                if let (Some(before), Some(h)) = (head_sent, self.segs.front()) {
-                    if h.sent_at == before && self.held_in_host == 0 {
-                        let at = h.sent_at + self.rtt.rto();
+                let head_resent = self.segs.front().map(|h| h.sent_at) != head_sent;
+                if let Some(at) = self.rto_from_head().filter(|_| !head_resent) {
+                    if self.held_in_host == 0 {
                         self.rto_deadline = Some(at.max(now + SimTime::from_ms(1)));
                     }
                 }
@@ -476,7 +473,6 @@ impl TcpSender {
 
     /// An ACK (or SYN-ACK) from the receiver.
     pub fn on_ack(&mut self, pkt: &Packet, em: &mut Emit) {
-        self.probe_armed_by_send = false;
         if self.cfg.timestamps {
             // RFC 7323 section 4.3 (Linux's tcp_store_ts_recent()): a pure
             // ACK that passes PAWS, i.e. is not older, sets TS.Recent.
@@ -645,11 +641,11 @@ impl TcpSender {
         } else if self.cfg.pacing {
             self.pacing_rate = self.linux_pacing_rate();
         }
-        self.output(em);
+        let armed = self.send_and_arm(em);
         self.hold_resends = false;
         // With nothing sent on this ACK, the probe counts from it, and no
         // later than the timer the ACK restarted.
-        if self.cfg.tlp && !self.probe_armed_by_send {
+        if self.cfg.tlp && !armed {
             self.arm_loss_probe(em.now, self.rto_deadline);
         }
     }
@@ -1582,8 +1578,20 @@ impl TcpSender {
     /// Send what the windows allow, then note whether cwnd held the
     /// sender back.
     pub fn output(&mut self, em: &mut Emit) {
+        self.send_and_arm(em);
+    }
+
+    /// The retransmission timeout counted from the first unacknowledged
+    /// segment's last sending (Linux's `tcp_rto_delta_us()`).
+    fn rto_from_head(&self) -> Option<SimTime> {
+        self.segs.front().map(|h| h.sent_at + self.rtt.rto())
+    }
+
+    /// [`output`](Self::output); true if it sent and so armed the loss
+    /// probe.
+    fn send_and_arm(&mut self, em: &mut Emit) -> bool {
         if self.state != SenderState::Established {
-            return;
+            return false;
         }
         let sent_before = self.stats.segments_sent;
         let stopped_at_cwnd = self.send(em);
@@ -1604,16 +1612,14 @@ impl TcpSender {
             // segment's last sending (tcp_rto_delta_us()), not from now: a
             // head sent long ago is probed sooner.
             let cap = if self.cfg.rto_rule == RtoRule::Linux {
-                self.segs
-                    .front()
-                    .map(|h| h.sent_at + self.rtt.rto())
-                    .filter(|&t| t > em.now)
+                self.rto_from_head().filter(|&t| t > em.now)
             } else {
                 self.rto_deadline
             };
             self.arm_loss_probe(em.now, cap);
-            self.probe_armed_by_send = true;
+            return true;
         }
+        false
     }
 
     /// The send loop; true if it stopped because cwnd was full.

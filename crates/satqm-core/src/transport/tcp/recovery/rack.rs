@@ -215,37 +215,42 @@ impl Rack {
             i += 1;
         }
 
-        // Retransmissions, in the order they were resent.
+        // Retransmissions, in the order they were resent. `candidate`:
+        // `Some(Some(i))` for a resend still in flight and not SACKed, sent
+        // before the newest delivery (index `i`); `Some(None)` for an entry
+        // no longer current (skip it); `None` once resends are sent after
+        // the newest delivery (stop).
+        let candidate = |ord: u64, at: SimTime| -> Option<Option<usize>> {
+            if ord < first {
+                return Some(None);
+            }
+            let i = (ord - first) as usize;
+            let s = segs.get(i);
+            if !(s.rtx() && !s.sacked() && s.sent_at == at) {
+                return Some(None);
+            }
+            sent_after(xmit_ts, end_seq, at, s.end()).then_some(Some(i))
+        };
         while let Some(&(ord, at)) = self.resent.front() {
-            if ord >= first {
-                let i = (ord - first) as usize;
-                let s = segs.get(i);
-                // Still this resend, in flight and not SACKed?
-                if s.rtx() && !s.sacked() && s.sent_at == at {
-                    if !sent_after(xmit_ts, end_seq, at, s.end()) {
-                        break;
-                    }
-                    if due(at) > now {
-                        pending = Some(pending.map_or(due(at), |p| p.max(due(at))));
-                        break;
-                    }
-                    mark(i);
+            let Some(found) = candidate(ord, at) else {
+                break;
+            };
+            if let Some(i) = found {
+                if due(at) > now {
+                    pending = Some(pending.map_or(due(at), |p| p.max(due(at))));
+                    break;
                 }
+                mark(i);
             }
             self.resent.pop_front();
         }
         // The resends after the first one still waiting were sent later:
         // none is due yet, and the timer waits for the last of them.
         for &(ord, at) in self.resent.iter().skip(1) {
-            if ord < first {
-                continue;
-            }
-            let s = segs.get((ord - first) as usize);
-            if s.rtx() && !s.sacked() && s.sent_at == at {
-                if !sent_after(xmit_ts, end_seq, at, s.end()) {
-                    break;
-                }
-                pending = Some(pending.map_or(due(at), |p| p.max(due(at))));
+            match candidate(ord, at) {
+                None => break,
+                Some(Some(_)) => pending = Some(pending.map_or(due(at), |p| p.max(due(at)))),
+                Some(None) => {}
             }
         }
         self.deadline = pending;
