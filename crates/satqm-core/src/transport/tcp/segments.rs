@@ -114,6 +114,9 @@ pub struct Segments {
     sacked_bytes: u64,
     /// Bytes of the segments to resend ([`Seg::to_resend`]).
     lost_bytes: u64,
+    /// Bytes of the segments deemed lost and not SACKed, resent or not
+    /// (Linux's `lost_out`).
+    lost_out: u64,
     /// Bytes ever deemed lost (each marking counts, Linux's `tp->lost`).
     lost_total: u64,
     /// Track the segments each ACK delivers, for the delivery rate.
@@ -206,19 +209,20 @@ impl Segments {
                     }
                     last = Some(d);
                 }
-                if self.sacked_bytes | self.lost_bytes != 0 {
-                    let (sacked, to_resend, len) = (s.sacked, s.to_resend(), s.len as u64);
-                    self.untally(sacked, to_resend, len);
+                if self.sacked_bytes | self.lost_out != 0 {
+                    let (sacked, lost, to_resend, len) =
+                        (s.sacked, s.lost, s.to_resend(), s.len as u64);
+                    self.untally(sacked, lost, to_resend, len);
                 }
                 newest = self.q.pop_front();
                 self.first += 1;
             } else {
                 if s.start < ack {
                     let cut = ack - s.start;
-                    let (sacked, to_resend) = (s.sacked, s.to_resend());
+                    let (sacked, lost, to_resend) = (s.sacked, s.lost, s.to_resend());
                     s.len -= cut as u32;
                     s.start = ack;
-                    self.untally(sacked, to_resend, cut);
+                    self.untally(sacked, lost, to_resend, cut);
                 }
                 break;
             }
@@ -254,9 +258,11 @@ impl Segments {
 
     /// Take `len` bytes of a segment with these bits off the tallies.
     #[inline]
-    fn untally(&mut self, sacked: bool, to_resend: bool, len: u64) {
+    fn untally(&mut self, sacked: bool, lost: bool, to_resend: bool, len: u64) {
         if sacked {
             self.sacked_bytes -= len;
+        } else if lost {
+            self.lost_out -= len;
         }
         if to_resend {
             self.lost_bytes -= len;
@@ -308,6 +314,9 @@ impl Segments {
         if s.to_resend() {
             self.lost_bytes -= len;
         }
+        if s.lost {
+            self.lost_out -= len;
+        }
         s.sacked = true;
         self.sacked_bytes += len;
         if self.rate_track {
@@ -328,6 +337,9 @@ impl Segments {
     #[inline]
     pub fn mark_lost(&mut self, i: usize) {
         let s = &mut self.q[i];
+        if !s.lost && !s.sacked {
+            self.lost_out += s.len as u64;
+        }
         if !s.to_resend() && !s.sacked {
             self.lost_bytes += s.len as u64;
             self.lost_total += s.len as u64;
@@ -345,6 +357,7 @@ impl Segments {
             s.lost = false;
         }
         self.lost_bytes = 0;
+        self.lost_out = 0;
     }
 
     /// Bytes of the SACKed segments.
@@ -357,6 +370,14 @@ impl Segments {
     #[inline]
     pub fn lost_bytes(&self) -> u64 {
         self.lost_bytes
+    }
+
+    /// Bytes of the segments deemed lost and not SACKed, whether resent
+    /// or not (Linux's `lost_out`: a resent segment stays lost until it is
+    /// acknowledged or SACKed).
+    #[inline]
+    pub fn lost_out(&self) -> u64 {
+        self.lost_out
     }
 
     /// The ordinal of the front segment (of segment 0).

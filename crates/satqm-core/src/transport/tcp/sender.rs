@@ -996,6 +996,13 @@ impl TcpSender {
     /// RACK's loss detection (a no-op without it); a recovery it starts
     /// is logged and its first segment resent at once.
     fn rack_detect(&mut self, em: &mut Emit) {
+        if self.prr.is_some_and(|p| !p.cwr) && !self.rec.in_recovery() {
+            // This ACK ended a recovery: its reduction ends first, cwnd at
+            // ssthresh (`tcp_end_cwnd_reduction()`), and a recovery that
+            // starts on the same ACK cuts from there.
+            self.prr = None;
+            self.win.cwnd = self.win.ssthresh;
+        }
         let (before, ssthresh) = (self.win.cwnd, self.win.ssthresh);
         let srtt = self.rtt.srtt();
         let owned = self.owns.then_some(before);
@@ -1004,9 +1011,9 @@ impl TcpSender {
         if let Some(cwnd) = owned {
             self.win.cwnd = cwnd;
         }
-        if started {
+        if let Some(resend_head) = started {
             self.log_loss(em.now, before, ssthresh);
-            if !self.resend_waits_for_window() {
+            if resend_head && !self.resend_waits_for_window() {
                 self.retransmit_at(self.snd_una, em);
             }
         }

@@ -1657,3 +1657,36 @@ fn a_writer_blocked_on_the_send_buffer_is_not_application_limited() {
         "{flags:?}"
     );
 }
+
+#[test]
+fn a_recovery_that_ends_with_a_resend_still_deemed_lost_starts_the_next() {
+    // Twenty segments at 0. At 500 ms segment 0 is missing and 1-3 are
+    // SACKed: a recovery up to segment 20 (ssthresh 10), segment 0
+    // resent, and new segments sent as it goes on. At 1000 ms segment 20,
+    // sent after the recovery began, is missing while 21 is SACKed: RACK
+    // deems it lost and it is resent within the recovery. At 1010 ms the
+    // cumulative ACK reaches segment 20 and ends the recovery with
+    // segment 20 still deemed lost (its resend in flight): the next
+    // recovery starts on that ACK (tcp_time_to_recover() reads lost_out,
+    // resent or not), so a control that sets cwnd itself sees one
+    // recovery go on rather than an exit and an entry. The first
+    // reduction ends (cwnd at its ssthresh) before the second cuts, so
+    // Reno halves that ssthresh (tcp_end_cwnd_reduction(), then
+    // tcp_init_cwnd_reduction()).
+    let ms = SimTime::from_ms;
+    let (mut s, first) = opened(linux_tlp_cfg(20), None);
+    assert_eq!(first.len(), 20);
+    let resent = feed(&mut s, &ack(0, &[(1, 4)]), ms(500));
+    assert_eq!(seqs(&resent)[0], 0);
+    assert!(s.in_recovery());
+    assert_eq!(s.win.ssthresh, (10 * MSS) as f64);
+    let more = feed(&mut s, &ack(0, &[(1, 16)]), ms(510));
+    assert_eq!(seqs(&more)[..2], [20, 21]);
+    let again = feed(&mut s, &ack(0, &[(1, 20), (21, 22)]), ms(1000));
+    assert!(seqs(&again).contains(&20), "{:?}", seqs(&again));
+    assert_eq!(s.stats.fast_retransmits, 1);
+    feed(&mut s, &ack(20, &[(21, 22)]), ms(1010));
+    assert!(s.in_recovery());
+    assert_eq!(s.stats.fast_retransmits, 2);
+    assert_eq!(s.win.ssthresh, (5 * MSS) as f64);
+}

@@ -256,13 +256,18 @@ impl AnyRecovery {
     }
 
     /// RACK's loss detection, after an ACK or at its reordering timer:
-    /// true if it starts a recovery (the window is cut; resend the first
-    /// unacknowledged segment now).
+    /// `Some` if it starts a recovery (the window is cut), holding whether
+    /// the first unacknowledged segment is to be resent now.
     #[inline]
-    pub fn rack_detect(&mut self, c: &mut Conn, now: SimTime, srtt: Option<SimTime>) -> bool {
+    pub fn rack_detect(
+        &mut self,
+        c: &mut Conn,
+        now: SimTime,
+        srtt: Option<SimTime>,
+    ) -> Option<bool> {
         match self {
             AnyRecovery::Sack(r) => r.rack_detect(c, now, srtt),
-            _ => false,
+            _ => None,
         }
     }
 

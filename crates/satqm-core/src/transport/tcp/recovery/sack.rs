@@ -168,17 +168,15 @@ impl Sack {
     }
 
     /// RACK after an ACK or at its reordering timer: deem lost what it
-    /// finds lost; true if that starts a recovery (the window is cut and
-    /// the first unacknowledged segment is to be resent at once).
+    /// finds lost; `Some` if that starts a recovery (the window is cut),
+    /// holding whether the first unacknowledged segment is to be resent.
     pub(super) fn rack_detect(
         &mut self,
         c: &mut Conn,
         now: SimTime,
         srtt: Option<SimTime>,
-    ) -> bool {
-        let Some(r) = &mut self.rack else {
-            return false;
-        };
+    ) -> Option<bool> {
+        let r = self.rack.as_mut()?;
         let sacked_segments = c.segs.sacked_bytes() / c.mss as u64;
         // RACK's window ignores this once reordering was seen.
         let eager = self.ep.in_recovery || sacked_segments >= self.ep.dupthresh as u64;
@@ -189,13 +187,16 @@ impl Sack {
             self.mark_lost(c.segs, i);
         }
         // As Linux's tcp_time_to_recover(): a segment deemed lost starts a
-        // recovery.
-        if self.ep.in_recovery || c.segs.lost_bytes() == 0 || !self.ep.may_start(c) {
-            return false;
+        // recovery, resent or not (`lost_out`): an ACK that ends one while
+        // segments sent after it began are still deemed lost starts the
+        // next at once, so a congestion control that sets cwnd itself sees
+        // one recovery, not an exit and an entry.
+        if self.ep.in_recovery || c.segs.lost_out() == 0 || !self.ep.may_start(c) {
+            return None;
         }
         self.ep.enter(c, true);
         c.win.cwnd = c.win.ssthresh;
-        c.segs.front().is_some_and(|s| s.to_resend())
+        Some(c.segs.front().is_some_and(|s| s.to_resend()))
     }
 
     /// See [`AnyRecovery::end_episode`](super::AnyRecovery::end_episode).
