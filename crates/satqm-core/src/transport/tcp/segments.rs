@@ -413,3 +413,69 @@ impl Segments {
         self.q.partition_point(|x| x.start < seq)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The tallies, counted again from the segments.
+    fn recount(s: &Segments) -> (u64, u64, u64) {
+        let (mut sacked, mut to_resend, mut lost_out) = (0, 0, 0);
+        for x in s.iter() {
+            let len = x.len as u64;
+            if x.sacked() {
+                sacked += len;
+            }
+            if x.to_resend() {
+                to_resend += len;
+            }
+            if x.lost() && !x.sacked() {
+                lost_out += len;
+            }
+        }
+        (sacked, to_resend, lost_out)
+    }
+
+    #[test]
+    fn the_tallies_follow_every_change_of_the_segments() {
+        // Random sends, SACKs, losses, resends, cumulative ACKs (whole and
+        // partial) and forgotten losses: the SACKed, to-resend and
+        // lost-out tallies always equal a recount.
+        let mut rng = Rng::stream(7, "segments", 0);
+        let mut s = Segments::default();
+        let (mut next, mut una) = (0u64, 0u64);
+        for step in 0..20_000 {
+            match rng.uniform_u64(0, 6) {
+                0 | 1 => {
+                    s.push(next, 1000, SimTime::from_ms(step));
+                    next += 1000;
+                }
+                2 if !s.is_empty() => {
+                    let i = rng.uniform_u64(0, s.len() as u64 - 1) as usize;
+                    s.sack(i);
+                }
+                3 if !s.is_empty() => {
+                    let i = rng.uniform_u64(0, s.len() as u64 - 1) as usize;
+                    s.mark_lost(i);
+                }
+                4 if !s.is_empty() => {
+                    let i = rng.uniform_u64(0, s.len() as u64 - 1) as usize;
+                    s.resend(i, SimTime::from_ms(step));
+                }
+                5 if una < next => {
+                    // Up to three segments and a half: cuts one in part.
+                    una = (una + rng.uniform_u64(1, 3500)).min(next);
+                    s.retire(una, rng.chance(0.5));
+                }
+                6 if rng.chance(0.05) => s.clear_lost(),
+                _ => {}
+            }
+            assert_eq!(
+                recount(&s),
+                (s.sacked_bytes(), s.lost_bytes(), s.lost_out()),
+                "step {step}"
+            );
+        }
+    }
+}
