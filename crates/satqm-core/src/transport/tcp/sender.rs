@@ -767,6 +767,13 @@ impl TcpSender {
         self.win.ssthresh = self.win.ssthresh.max(prior_ssthresh);
     }
 
+    /// A window reduction ends: cwnd at ssthresh
+    /// (`tcp_end_cwnd_reduction()`).
+    fn end_reduction(&mut self) {
+        self.prr = None;
+        self.win.cwnd = self.win.ssthresh;
+    }
+
     /// Proportional Rate Reduction on an ACK during a recovery or after an
     /// ECN echo (RFC 6937 with its slow-start reduction bound, as Linux's
     /// `tcp_cwnd_reduction()`): while `pipe` is above ssthresh, send in
@@ -785,8 +792,7 @@ impl TcpSender {
             !self.rec.in_recovery()
         };
         if over {
-            self.prr = None;
-            self.win.cwnd = self.win.ssthresh;
+            self.end_reduction();
             return;
         }
         let mss = self.cfg.mss as u64;
@@ -997,11 +1003,9 @@ impl TcpSender {
     /// is logged and its first segment resent at once.
     fn rack_detect(&mut self, em: &mut Emit) {
         if self.prr.is_some_and(|p| !p.cwr) && !self.rec.in_recovery() {
-            // This ACK ended a recovery: its reduction ends first, cwnd at
-            // ssthresh (`tcp_end_cwnd_reduction()`), and a recovery that
-            // starts on the same ACK cuts from there.
-            self.prr = None;
-            self.win.cwnd = self.win.ssthresh;
+            // This ACK ended a recovery: its reduction ends first, and a
+            // recovery that starts on the same ACK cuts from there.
+            self.end_reduction();
         }
         let (before, ssthresh) = (self.win.cwnd, self.win.ssthresh);
         let srtt = self.rtt.srtt();
