@@ -313,6 +313,7 @@ pub struct RawTcp {
     pub receive_autotuning: Option<bool>,
     pub dsack: Option<bool>,
     pub tso_bursts: Option<bool>,
+    pub timer_hz: Option<i64>,
     pub profile: Option<String>,
 }
 

@@ -52,6 +52,7 @@ pub(super) fn tcp_for(
                 receive_autotuning: None,
                 dsack: None,
                 tso_bursts: None,
+                timer_hz: None,
                 cc: unless(linux, &base.cc),
                 hybla_rtt0: unless(linux, &base.hybla_rtt0),
                 fixed_window: unless(linux, &base.fixed_window),
@@ -134,6 +135,7 @@ fn overlay(base: &RawTcp, over: &RawTcp) -> RawTcp {
         receive_autotuning,
         dsack,
         tso_bursts,
+        timer_hz,
         profile
     )
 }
@@ -238,6 +240,15 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
     }
     if let Some(q) = raw.quickack {
         c.quickack = int_in(q, &format!("{path}.quickack"), 0, 1000)? as u32;
+    }
+    if let Some(hz) = raw.timer_hz {
+        if hz != 0 && !(10..=10_000).contains(&hz) {
+            return Err(ConfigError::new(
+                format!("{path}.timer_hz"),
+                format!("must be 0 (exact timers) or a kernel tick rate from 10 to 10000 (Linux's CONFIG_HZ: 100, 250, 300 or 1000), not {hz}"),
+            ));
+        }
+        c.timer_hz = hz as u32;
     }
     c.adaptive_ack = needs(
         raw.adaptive_ack,
@@ -1611,6 +1622,21 @@ cc = \"prague\"\npacing = false\n"
             err(&format!("{BASE}\n[tcp]\ntso_bursts = true\n")),
             "tcp.tso_bursts: needs pacing = true (or cc = \"bbr\", \"bbr3\" or \"prague\", which pace) \
              (an unpaced sender's segments leave back to back anyway)"
+        );
+    }
+
+    #[test]
+    fn timers_tick_at_250_hz_under_the_linux_profile_only() {
+        let hz = |extra: &str| bulk_tcp(&format!("{BASE}\n[tcp]\n{extra}\n")).timer_hz;
+        assert_eq!(hz(""), 0);
+        assert_eq!(hz("profile = \"linux\""), 250);
+        assert_eq!(hz("profile = \"linux-2009\""), 0);
+        assert_eq!(hz("profile = \"linux\"\ntimer_hz = 1000"), 1000);
+        assert_eq!(hz("profile = \"linux\"\ntimer_hz = 0"), 0);
+        assert_eq!(
+            err(&format!("{BASE}\n[tcp]\ntimer_hz = 5\n")),
+            "tcp.timer_hz: must be 0 (exact timers) or a kernel tick rate from 10 to 10000 \
+             (Linux's CONFIG_HZ: 100, 250, 300 or 1000), not 5"
         );
     }
 

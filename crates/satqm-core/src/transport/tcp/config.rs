@@ -202,6 +202,11 @@ pub struct TcpConfig {
     /// `tcp_rcvbuf_grow()`); each growth sends the next ACK at once (the
     /// receiver acknowledges single segments while its window grows).
     pub receive_autotuning: bool,
+    /// The TCP timers' clock: 0 for exact timers, else the tick rate of a
+    /// Linux kernel (`CONFIG_HZ`) whose timer wheel they fire on
+    /// ([`super::clock`]): the retransmission, RACK reordering, loss-probe
+    /// and delayed-ACK timers fire on a tick, up to one level step late.
+    pub timer_hz: u32,
     /// Header bytes of a data segment: 40 for TCP/IP, 52 with timestamps; a
     /// PEP's backbone protocol may send less (`[[pep]] backbone_header`).
     pub header: u32,
@@ -243,6 +248,7 @@ impl Default for TcpConfig {
             timestamps: false,
             ecn_fallback: false,
             receive_autotuning: false,
+            timer_hz: 0,
             header: TCP_IP_HEADER,
         }
     }
@@ -268,8 +274,10 @@ pub enum Profile {
     /// `tcp_early_retrans = 3`) and the retransmission timer restarted when the
     /// first unacknowledged segment is resent; a send buffer of 4 MiB
     /// (`tcp_wmem[2]`); the timestamps option on every segment and ACK
-    /// (`tcp_timestamps = 1`: 52 header bytes); and the kernel's default
-    /// congestion control, CUBIC with HyStart (`tcp_cubic`).
+    /// (`tcp_timestamps = 1`: 52 header bytes); timers on the timer wheel
+    /// of a kernel built with `CONFIG_HZ = 250` (Debian's and Ubuntu's
+    /// choice; [`super::clock`]); and the kernel's default congestion
+    /// control, CUBIC with HyStart (`tcp_cubic`).
     Linux,
     /// A Linux server of 2009 (kernels 2.6.27–2.6.32), from the constants
     /// of `include/net/tcp.h` and `tcp_init_cwnd()` of those kernels: SACK
@@ -321,6 +329,7 @@ impl Profile {
                 ecn_fallback: true,
                 receive_autotuning: true,
                 tso_bursts: true,
+                timer_hz: 250,
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {

@@ -5,7 +5,8 @@
 //! * loss recovery: behind [`recovery::LossRecovery`]: Tahoe, Reno,
 //!   NewReno (RFC 6582), SACK (RFC 6675);
 //! * congestion control: behind [`cc::CongestionControl`] (Reno first);
-//! * RTO per RFC 6298 with Karn's rule and exponential back-off;
+//! * RTO per RFC 6298 with Karn's rule and exponential back-off; timers
+//!   exact or on Linux's timer wheel ([`clock`]);
 //! * delayed ACKs (RFC 5681 section 4.2), receive window with or without
 //!   window scaling (RFC 7323), ECN (RFC 3168, DCTCP's feedback of RFC 8257,
 //!   AccECN of RFC 9768), optional pacing to a rate cap.
@@ -16,6 +17,7 @@
 //! reopens the advertised window.
 
 pub mod cc;
+pub mod clock;
 pub mod config;
 pub mod ecn;
 pub mod rate;

@@ -71,6 +71,7 @@ use crate::packet::{flags, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::time::SimTime;
 use crate::transport::Emit;
 
+use super::clock::TimerClock;
 use super::config::{EcnFeedback, Recovery, TcpConfig};
 use super::ecn::ACE_INIT;
 use super::rtt::{RtoRule, RttEstimator};
@@ -93,6 +94,8 @@ pub struct TcpReceiver {
     pub peer: NodeId,
     delayed_ack: bool,
     delayed_ack_timeout: SimTime,
+    /// When the delayed-ACK timer fires ([`TimerClock`]).
+    clock: TimerClock,
     sack: bool,
     /// Report duplicate segments in the first SACK block (D-SACK).
     dsack: bool,
@@ -419,6 +422,7 @@ impl TcpReceiver {
             peer,
             delayed_ack: cfg.delayed_ack,
             delayed_ack_timeout: cfg.delayed_ack_timeout,
+            clock: TimerClock::hz(cfg.timer_hz),
             sack: cfg.recovery == Recovery::Sack,
             dsack: cfg.dsack,
             dsack_block: None,
@@ -665,7 +669,7 @@ impl TcpReceiver {
                 Some(a) => a.delay(),
                 None => self.delayed_ack_timeout,
             };
-            self.ack_deadline = Some(em.now + delay);
+            self.ack_deadline = Some(self.clock.fires(em.now, delay));
         }
         let closed = !self.closed && self.fin_at.is_some_and(|f| self.rcv_nxt >= f);
         if closed {

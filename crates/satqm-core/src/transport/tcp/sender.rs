@@ -20,6 +20,7 @@ use crate::time::SimTime;
 use crate::transport::Emit;
 
 use super::cc::{AckSample, CaState, Cc, CcTrace, Control, EcnSample, Signal, Window};
+use super::clock::TimerClock;
 use super::config::{CcKind, CcRules, EcnFeedback, Recovery, RtoRule, TcpConfig};
 use super::ecn::{accecn_ce_delta, FeedbackReader};
 use super::rate::RateEstimator;
@@ -62,6 +63,8 @@ pub struct TcpSender {
     rec: AnyRecovery,
     segs: Segments,
     rtt: RttEstimator,
+    /// When the retransmission, reordering and loss-probe timers fire.
+    clock: TimerClock,
     rto_deadline: Option<SimTime>,
     pace_next: SimTime,
     /// With `tso_bursts`: segments of the current burst that may still
@@ -228,6 +231,7 @@ impl TcpSender {
             rec: AnyRecovery::new(cfg.recovery, cfg.dupack_threshold, cfg.mss, cfg.rack),
             segs,
             rtt,
+            clock: TimerClock::hz(cfg.timer_hz),
             rto_deadline: None,
             pace_next: SimTime::ZERO,
             burst_left: 0,
@@ -413,7 +417,7 @@ impl TcpSender {
         if self.state == SenderState::SynSent {
             // The SYN (its only packet so far) is timed from leaving too.
             self.syn_sent_at = now;
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rto_timer(now));
             return;
         }
         let Some(i) = self.segs.index(seq) else {
@@ -421,7 +425,7 @@ impl TcpSender {
         };
         self.segs.retime(i, now);
         if (i == 0 || self.held_in_host == 0) && self.rto_deadline.is_some() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rto_timer(now));
         }
     }
 
@@ -450,7 +454,14 @@ impl TcpSender {
                 let head_resent = self.segs.front().map(|h| h.sent_at) != head_sent;
                 if let Some(at) = self.rto_from_head().filter(|_| !head_resent) {
                     if self.held_in_host == 0 {
-                        self.rto_deadline = Some(at.max(now + SimTime::from_ms(1)));
+                        // Due already: the next tick (a microsecond's
+                        // timeout, `usecs_to_jiffies()` of at least 1).
+                        self.rto_deadline = Some(if self.clock.ticks() {
+                            self.clock
+                                .fires(now, at.saturating_sub(now).max(SimTime::from_us(1)))
+                        } else {
+                            at.max(now + SimTime::from_ms(1))
+                        });
                     }
                 }
             }
@@ -463,7 +474,7 @@ impl TcpSender {
             if now >= d {
                 if self.held_in_host > 0 {
                     // Still waiting in its own host: not a network loss.
-                    self.rto_deadline = Some(now + self.rtt.rto());
+                    self.rto_deadline = Some(self.rto_timer(now));
                 } else {
                     self.on_rto(em);
                 }
@@ -626,7 +637,7 @@ impl TcpSender {
         // RACK's reordering timer, when pending, stands in for the restart
         // (tcp_identify_packet_loss()).
         if sack_restart && self.rec.reorder_deadline().is_none() {
-            self.rto_deadline = Some(em.now + self.rtt.rto());
+            self.rto_deadline = Some(self.rto_timer(em.now));
         }
         if classic && pkt.has(flags::ECE) {
             self.on_ecn_echo(em.now);
@@ -1065,7 +1076,7 @@ impl TcpSender {
         } else {
             SimTime::from_ms(2)
         };
-        let pto = now + srtt + srtt + extra;
+        let pto = self.clock.fires(now, srtt + srtt + extra);
         self.tlp_deadline = Some(cap.map_or(pto, |c| pto.min(c)));
     }
 
@@ -1095,7 +1106,7 @@ impl TcpSender {
                 self.stats.loss_probes += 1;
             }
         }
-        self.rto_deadline = Some(em.now + self.rtt.rto());
+        self.rto_deadline = Some(self.rto_timer(em.now));
     }
 
     // ----- ACK processing ---------------------------------------------------
@@ -1194,7 +1205,7 @@ impl TcpSender {
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
         } else if restart_timer {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rto_timer(now));
         }
     }
 
@@ -1233,6 +1244,12 @@ impl TcpSender {
             mss: self.cfg.mss,
             reducing: self.prr.is_some_and(|p| p.cwr),
             newly_sacked: self.newly_sacked,
+            clock: self.clock,
+            reo_min: if self.cfg.rto_rule == RtoRule::Linux {
+                SimTime::from_ms(2)
+            } else {
+                SimTime::ZERO
+            },
         };
         (&mut self.rec, c)
     }
@@ -1392,7 +1409,7 @@ impl TcpSender {
                 r.sync_lost(lost);
             }
         }
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.rto_deadline = Some(self.rto_timer(now));
         self.output(em);
     }
 
@@ -1446,7 +1463,7 @@ impl TcpSender {
         }
         em.send(p);
         self.syn_sent_at = em.now;
-        self.rto_deadline = Some(em.now + self.rtt.rto());
+        self.rto_deadline = Some(self.rto_timer(em.now));
     }
 
     /// Pacing gate for the rate cap; true if a segment may leave now.
@@ -1514,7 +1531,7 @@ impl TcpSender {
             // Linux also restarts the timer whenever it resends the first
             // unacknowledged segment (tcp_xmit_retransmit_queue()), so a
             // fast retransmission has a whole RTO to be acknowledged.
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rto_timer(now));
         }
         em.send(p);
     }
@@ -1592,6 +1609,11 @@ impl TcpSender {
         self.send_and_arm(em);
     }
 
+    /// When a retransmission timer started at `now` fires.
+    fn rto_timer(&self, now: SimTime) -> SimTime {
+        self.clock.fires(now, self.rtt.rto())
+    }
+
     /// The retransmission timeout counted from the first unacknowledged
     /// segment's last sending (Linux's `tcp_rto_delta_us()`).
     fn rto_from_head(&self) -> Option<SimTime> {
@@ -1623,7 +1645,9 @@ impl TcpSender {
             // segment's last sending (tcp_rto_delta_us()), not from now: a
             // head sent long ago is probed sooner.
             let cap = if self.cfg.rto_rule == RtoRule::Linux {
-                self.rto_from_head().filter(|&t| t > em.now)
+                self.rto_from_head()
+                    .filter(|&t| t > em.now)
+                    .map(|t| self.clock.fires(em.now, t - em.now))
             } else {
                 self.rto_deadline
             };

@@ -1087,6 +1087,49 @@ fn sacks_of_data_sent_before_a_resend_restart_the_timer() {
 }
 
 #[test]
+fn linux_timers_fire_on_the_kernels_timer_wheel() {
+    // HZ = 250: 4 ms ticks. A resend at 501 ms starts the retransmission
+    // timer; on the wheel it fires on a tick after the RTO has passed,
+    // rounded up to the level's granularity (32 ms this far ahead).
+    let ms = SimTime::from_ms;
+    let wheel = super::clock::TimerClock::hz(250);
+    let mut c = linux_tlp_cfg(10);
+    c.timer_hz = 250;
+    let (mut s, _) = opened(c, None);
+    let resent = feed(&mut s, &ack(2, &[(3, 6)]), ms(501));
+    assert_eq!(seqs(&resent)[0], 2);
+    let due = ms(501) + s.rto();
+    let at = s.next_wakeup().unwrap();
+    assert_eq!(at, wheel.fires(ms(501), s.rto()));
+    assert!(at > due && at <= due + ms(36), "{at:?} for {due:?}");
+    assert_eq!(at.ns() % ms(4).ns(), 0, "on a tick");
+    assert!(fire(&mut s, at - SimTime::from_us(1)).is_empty());
+    assert_eq!(s.stats.timeouts, 0);
+    fire(&mut s, at);
+    assert_eq!(s.stats.timeouts, 1);
+}
+
+#[test]
+fn linux_racks_timer_waits_two_milliseconds_more_and_for_a_tick() {
+    // Three segments at 0; at 100 ms the second is SACKed. RACK gives the
+    // first RTT/4 more (due at 125 ms); Linux's timer waits 2 ms beyond
+    // that (tcp_rack_mark_lost()), in whole ticks on the wheel: armed at
+    // tick 25 for 7 ticks, it fires at the start of tick 33.
+    let ms = SimTime::from_ms;
+    for (hz, expect) in [(0, ms(127)), (250, ms(132))] {
+        let mut c = dsack_cfg(3, false);
+        c.timer_hz = hz;
+        let (mut s, first) = opened_with(c, None, 3 * MSS);
+        assert_eq!(first.len(), 3);
+        assert!(feed(&mut s, &ack(0, &[(1, 2)]), ms(100)).is_empty());
+        assert_eq!(s.next_wakeup(), Some(expect), "hz {hz}");
+        let resent = fire(&mut s, expect);
+        assert_eq!(seqs(&resent), vec![0], "hz {hz}");
+        assert_eq!(s.stats.timeouts, 0);
+    }
+}
+
+#[test]
 fn a_probe_after_sending_counts_from_the_first_unacknowledged_segment() {
     // Each window is acknowledged at once 500 ms after it was sent. Then
     // only half of the window sent at 3 s is acknowledged, at 3.5 s,

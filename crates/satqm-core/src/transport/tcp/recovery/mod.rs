@@ -27,6 +27,7 @@ pub use sack::Sack;
 use super::config::Recovery;
 
 use super::cc::{Cc, Signal, Window};
+use super::clock::TimerClock;
 use super::segments::Segments;
 use crate::time::SimTime;
 
@@ -47,6 +48,11 @@ pub struct Conn<'a> {
     /// This ACK's SACK blocks covered data not SACKed before (RFC 6675
     /// section 2: what makes an ACK a duplicate one under SACK).
     pub newly_sacked: bool,
+    /// When RACK's reordering timer fires ([`TimerClock`]).
+    pub clock: TimerClock,
+    /// What RACK's reordering timer waits beyond the time a segment is
+    /// due (Linux's `TCP_TIMEOUT_MIN_US`, 2 ms, in `tcp_rack_mark_lost()`).
+    pub reo_min: SimTime,
 }
 
 impl Conn<'_> {

@@ -183,6 +183,10 @@ impl Sack {
         let reo_wnd = r.reo_wnd(eager, srtt);
         let mut lost = Vec::new();
         r.detect(c.segs, now, reo_wnd, |i| lost.push(i));
+        // The timer for the last segment still waiting.
+        r.deadline = r
+            .deadline
+            .map(|due| c.clock.fires(now, due.saturating_sub(now) + c.reo_min));
         for i in lost {
             self.mark_lost(c.segs, i);
         }

@@ -4,6 +4,7 @@
 use super::*;
 use crate::time::SimTime;
 use crate::transport::tcp::cc::{Cc, Window};
+use crate::transport::tcp::clock::TimerClock;
 use crate::transport::tcp::config::{CcKind, CcRules};
 use proptest::prelude::*;
 
@@ -53,6 +54,8 @@ fn a_head_resent_in_the_last_episode_is_resent_again_only_without_rack() {
             reducing: false,
             // Each ACK below SACKs data not SACKed before.
             newly_sacked: true,
+            clock: TimerClock::EXACT,
+            reo_min: SimTime::ZERO,
         }
     }
     for rack in [false, true] {
@@ -260,6 +263,8 @@ impl Rig {
             mss: self.mss,
             reducing: false,
             newly_sacked: self.newly_sacked,
+            clock: TimerClock::EXACT,
+            reo_min: SimTime::ZERO,
         };
         (&mut self.sack, c)
     }
