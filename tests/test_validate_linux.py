@@ -196,6 +196,21 @@ def test_the_programs_compile_and_bbr_rows_plot_the_bandwidth_estimate(tmp_path)
     assert sizes[True] > sizes[False] > 10_000
 
 
+def test_the_kernels_tick_rate_comes_from_its_build_configuration(tmp_path):
+    import gzip
+
+    plain = tmp_path / "config-6.18"
+    plain.write_text("CONFIG_NO_HZ=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n")
+    packed = tmp_path / "config.gz"
+    packed.write_bytes(gzip.compress(b"# CONFIG_HZ_250 is not set\nCONFIG_HZ=1000\n"))
+    assert L.config_hz((packed, plain)) == "1000"
+    assert L.config_hz((tmp_path / "absent.gz", plain)) == "250"
+    assert L.config_hz((tmp_path / "absent",)) == "unknown"
+    broken = tmp_path / "broken.gz"
+    broken.write_bytes(b"not gzip")
+    assert L.config_hz((broken,)) == "unknown"
+
+
 def test_cli_list_and_bad_input(tmp_path):
     r = _cli("validate", "linux", "--quick", "--list")
     assert r.returncode == 0, r.stderr
@@ -250,6 +265,7 @@ def test_quick_report_is_written(quick_report):
         assert (out / "plots" / f"{d['name']}.png").stat().st_size > 10_000
         assert f"## {d['name']}" in text
     assert "net.ipv4.tcp_ecn" in text and "net.ipv4.tcp_wmem" in text
+    assert "| `CONFIG_HZ` |" in text
     # The loss events beside the kernel's counters, one table per scenario;
     # the Reno rows' flows recover from losses on both sides.
     assert text.count("| loss events (whole run) |") == len(QUICK)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import gzip
 import json
 import math
 import os
@@ -426,6 +427,24 @@ def sum_counters(logs: list[dict[str, Any]], name: str) -> dict[str, int]:
     return out
 
 
+def config_hz(paths: tuple[Path, ...] | None = None) -> str:
+    """The running kernel's tick rate (``CONFIG_HZ``) from its build
+    configuration (``/proc/config.gz`` or ``/boot/config-<release>``),
+    ``"unknown"`` where neither is readable. The ``linux`` profile's timers
+    tick at 250 Hz (``timer_hz``), the satqm side's in every comparison."""
+    if paths is None:
+        paths = (Path("/proc/config.gz"), Path(f"/boot/config-{platform.release()}"))
+    for path in paths:
+        try:
+            raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+        except (OSError, EOFError):
+            continue
+        for line in raw.decode(errors="replace").splitlines():
+            if line.startswith("CONFIG_HZ="):
+                return line.split("=", 1)[1].strip()
+    return "unknown"
+
+
 def _kernel_events(counters: dict[str, int]) -> dict[str, float]:
     return {label: float(sum(counters.get(k, 0) for k in ks)) for label, (_, ks) in EVENTS.items()}
 
@@ -757,6 +776,7 @@ def run_linux(d: dict[str, Any], workdir: Path, seed: int = 1) -> dict[str, Any]
     kernel = dict(read[0]["sysctl"])
     kernel["route (sender[0])"] = route
     kernel["kernel"] = platform.release()
+    kernel["CONFIG_HZ"] = config_hz()
     return {"figures": figures, "series": series, "kernel": kernel, "counters": counters}
 
 
