@@ -91,11 +91,12 @@ def test_no_timeout_on_a_steady_geo_path(tmp_path):
 
 
 def test_adaptive_ack_follows_the_spacing_of_the_segments(tmp_path):
-    # A sender capped at 0.2 Mbit/s: a segment every 60 ms. With the fixed
+    # A sender capped at 0.2 Mbit/s: a segment every 60 ms. With a fixed
     # 40 ms timeout each one is acknowledged alone when the timer fires;
-    # with Linux's ato (docs/linux.md) the first firing doubles ato to
-    # 80 ms, above the spacing, and from then on every second segment is
-    # acknowledged at once: half the ACKs (the first 16 quick ACKs aside).
+    # with Linux's ato (the profile's, docs/linux.md) the first firing
+    # doubles ato to 80 ms, above the spacing, and from then on every
+    # second segment is acknowledged at once: half the ACKs (the first 16
+    # quick ACKs aside).
     text = GEO.format(profile="linux", duration=20, loss=0.0).replace(
         'cc = "reno"', 'cc = "reno"\nrate_cap = "0.2 Mbps"'
     )
@@ -107,8 +108,8 @@ def test_adaptive_ack_follows_the_spacing_of_the_segments(tmp_path):
         f = r.flows.iloc[0]
         return int(f.segments_sent), int(f.rtt_samples)
 
-    sent, fixed = acks("")
-    sent_a, adaptive = acks("adaptive_ack = true")
+    sent, fixed = acks("adaptive_ack = false")
+    sent_a, adaptive = acks("")
     assert sent == sent_a and fixed > 0.95 * sent
     assert adaptive == pytest.approx(16 + (sent - 16) / 2, rel=0.05)
     bad = text.replace('cc = "reno"', 'cc = "reno"\nadaptive_ack = true\ndelayed_ack = false')

@@ -259,6 +259,10 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         "needs delayed_ack = true",
         "it times the delayed ACKs",
     )?;
+    if c.adaptive_ack && raw.delayed_ack_timeout.is_some() && raw.adaptive_ack.is_none() {
+        // A fixed timeout asked for replaces the profile's adaptive one.
+        c.adaptive_ack = false;
+    }
     if c.adaptive_ack && raw.delayed_ack_timeout.is_some() {
         return Err(ConfigError::new(
             format!("{path}.delayed_ack_timeout"),
@@ -1058,6 +1062,8 @@ mod tests {
             (RtoRule::Linux, CcRules::Linux, 16)
         );
         assert!(t.rack && t.tlp && t.prr);
+        assert!(t.adaptive_ack && t.delayed_ack);
+        assert_eq!(t.timer_hz, 250);
         // PRR can be turned off, and goes with a profile's SACK.
         let off = bulk_tcp(&format!(
             "{BASE}\n[traffic.tcp]\nprofile = \"linux\"\nprr = false\n"
@@ -1666,7 +1672,20 @@ cc = \"prague\"\npacing = false\n"
 
     #[test]
     fn adaptive_ack_is_asked_for_and_refused_by_key() {
-        assert!(!bulk_tcp(&format!("{BASE}\n[tcp]\nprofile = \"linux\"\n")).adaptive_ack);
+        assert!(bulk_tcp(&format!("{BASE}\n[tcp]\nprofile = \"linux\"\n")).adaptive_ack);
+        assert!(!bulk_tcp(&format!("{BASE}\n[tcp]\nprofile = \"linux-2009\"\n")).adaptive_ack);
+        assert!(!bulk_tcp(&format!("{BASE}\n[tcp]\n")).adaptive_ack);
+        // A fixed timeout asked for replaces the linux profile's adaptive
+        // one.
+        let t = bulk_tcp(&format!(
+            "{BASE}\n[tcp]\nprofile = \"linux\"\ndelayed_ack_timeout = \"100 ms\"\n"
+        ));
+        assert!(!t.adaptive_ack);
+        assert_eq!(t.delayed_ack_timeout, SimTime::from_ms(100));
+        assert!(err(&format!(
+            "{BASE}\n[tcp]\nprofile = \"linux\"\nadaptive_ack = true\ndelayed_ack_timeout = \"100 ms\"\n"
+        ))
+        .starts_with("tcp.delayed_ack_timeout: cannot be set with adaptive_ack = true"));
         let t = bulk_tcp(&format!("{BASE}\n[tcp]\nadaptive_ack = true\n"));
         assert!(t.adaptive_ack && t.delayed_ack);
         // [tcp]'s key reaches an entry with a profile.

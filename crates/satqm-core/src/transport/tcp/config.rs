@@ -268,16 +268,18 @@ pub enum Profile {
     /// (`TCP_TIMEOUT_INIT`), minimum 200 ms (`TCP_RTO_MIN`) as the floor of
     /// the variance term ([`RtoRule::Linux`]), maximum 120 s
     /// (`TCP_RTO_MAX`), window growth counted in acknowledged segments and
-    /// ssthresh from cwnd ([`CcRules::Linux`]), a delayed-ACK timeout of
-    /// 40 ms (`TCP_ATO_MIN`) and quick ACKs for the first 16 segments
-    /// (`TCP_MAX_QUICKACKS`), RACK-TLP loss detection (`tcp_recovery = 1`,
-    /// `tcp_early_retrans = 3`) and the retransmission timer restarted when the
-    /// first unacknowledged segment is resent; a send buffer of 4 MiB
-    /// (`tcp_wmem[2]`); the timestamps option on every segment and ACK
-    /// (`tcp_timestamps = 1`: 52 header bytes); timers on the timer wheel
-    /// of a kernel built with `CONFIG_HZ = 250` (Debian's and Ubuntu's
-    /// choice; [`super::clock`]); and the kernel's default congestion
-    /// control, CUBIC with HyStart (`tcp_cubic`).
+    /// ssthresh from cwnd ([`CcRules::Linux`]), the adaptive delayed-ACK
+    /// timeout (`adaptive_ack`: from 40 ms, `TCP_ATO_MIN`, following the
+    /// gaps between data segments, `tcp_event_data_recv()`) and quick ACKs
+    /// for the first 16 segments (`TCP_MAX_QUICKACKS`), RACK-TLP loss
+    /// detection (`tcp_recovery = 1`, `tcp_early_retrans = 3`) and the
+    /// retransmission timer restarted when the first unacknowledged
+    /// segment is resent; a send buffer of 4 MiB (`tcp_wmem[2]`); the
+    /// timestamps option on every segment and ACK (`tcp_timestamps = 1`:
+    /// 52 header bytes); timers on the timer wheel of a kernel built with
+    /// `CONFIG_HZ = 250` (Debian's and Ubuntu's choice; [`super::clock`]);
+    /// and the kernel's default congestion control, CUBIC with HyStart
+    /// (`tcp_cubic`).
     Linux,
     /// A Linux server of 2009 (kernels 2.6.27–2.6.32), from the constants
     /// of `include/net/tcp.h` and `tcp_init_cwnd()` of those kernels: SACK
@@ -330,6 +332,7 @@ impl Profile {
                 receive_autotuning: true,
                 tso_bursts: true,
                 timer_hz: 250,
+                adaptive_ack: true,
                 ..rfc
             },
             Profile::Linux2009 => TcpConfig {
