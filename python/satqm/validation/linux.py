@@ -77,8 +77,8 @@ EXPLAINED: dict[str, str] = {
     "kind overshoots further (section L2)",
     "terr-red-n10-reno": "ten slow starts overshoot together under RED; with PRR in both "
     "the retransmissions agree; the timeouts, a few per run, are not explained (section L3)",
-    "geo-erasure-0.01-n1-cubic": "a mean queue of a few hundredths of a packet, made of the "
-    "same two-segment bursts on both sides; the real path's timing jitter around the "
+    "geo-erasure-0.01-n1-cubic": "a mean queue of a few hundredths of a packet, made of much the "
+    "same bursts on both sides; the real path's timing jitter around the "
     "bottleneck's 1.2 ms spacing makes the kernel's segments wait where satqm's exact "
     "ACK clock does not (section L8)",
 }
