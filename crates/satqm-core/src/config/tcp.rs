@@ -259,16 +259,17 @@ fn tcp_config(raw: &RawTcp, path: &str) -> Result<TcpConfig, ConfigError> {
         "needs delayed_ack = true",
         "it times the delayed ACKs",
     )?;
-    if c.adaptive_ack && raw.delayed_ack_timeout.is_some() && raw.adaptive_ack.is_none() {
-        // A fixed timeout asked for replaces the profile's adaptive one.
-        c.adaptive_ack = false;
-    }
     if c.adaptive_ack && raw.delayed_ack_timeout.is_some() {
-        return Err(ConfigError::new(
+        if raw.adaptive_ack.is_none() {
+            // A fixed timeout asked for replaces the profile's adaptive one.
+            c.adaptive_ack = false;
+        } else {
+            return Err(ConfigError::new(
             format!("{path}.delayed_ack_timeout"),
             "cannot be set with adaptive_ack = true (the delay then follows the data's arrivals, \
              Linux's ato, at most 200 ms)",
-        ));
+            ));
+        }
     }
     // Options that need another: asked for without it, refused by key; a
     // profile's go with what it has (RACK and PRR with its SACK recovery).

@@ -69,31 +69,34 @@ impl TimerClock {
             // Whole-nanosecond ticks: the same in 64 bits.
             let tick = self.tick_ns;
             let delta = timeout.ns().div_ceil(tick);
-            let expires = now.ns() / tick + delta;
-            let shift = level_for(delta as u128) * LVL_CLK_SHIFT;
-            return SimTime((((expires >> shift) + 1) << shift) * tick);
+            return SimTime(bucket(now.ns() / tick + delta, delta) * tick);
         }
         let hz = self.hz as u128;
         let ns = 1_000_000_000u128;
         // The current tick (jiffies) and the timeout in whole ticks,
         // rounded up.
-        let jiffies = now.ns() as u128 * hz / ns;
-        let delta = (timeout.ns() as u128 * hz).div_ceil(ns);
-        let expires = jiffies + delta;
-        let level = level_for(delta);
-        let shift = level * LVL_CLK_SHIFT;
-        let bucket = ((expires >> shift) + 1) << shift;
-        // The tick `bucket` begins at bucket/hz seconds.
-        SimTime((bucket * ns).div_ceil(hz) as u64)
+        let jiffies = (now.ns() as u128 * hz / ns) as u64;
+        let delta = (timeout.ns() as u128 * hz).div_ceil(ns) as u64;
+        // The tick it fires on begins at tick/hz seconds.
+        SimTime((bucket(jiffies + delta, delta) as u128 * ns).div_ceil(hz) as u64)
     }
+}
+
+/// The tick a timer `delta` ticks ahead, expiring at tick `expires`,
+/// fires on: the wheel files it at the level `delta` falls in and rounds
+/// its expiry up to the next multiple of that level's granularity
+/// (`calc_wheel_index()`, `calc_index()`).
+fn bucket(expires: u64, delta: u64) -> u64 {
+    let shift = level_for(delta) * LVL_CLK_SHIFT;
+    ((expires >> shift) + 1) << shift
 }
 
 /// The wheel level a timer `delta` ticks ahead goes to
 /// (`calc_wheel_index()`: level n starts at `LVL_START(n)`).
-fn level_for(delta: u128) -> u32 {
+fn level_for(delta: u64) -> u32 {
     let mut level = 0;
     while level + 1 < LVL_DEPTH {
-        let start = ((LVL_SIZE - 1) as u128) << (level * LVL_CLK_SHIFT);
+        let start = (LVL_SIZE - 1) << (level * LVL_CLK_SHIFT);
         if delta < start {
             break;
         }
@@ -179,7 +182,7 @@ mod tests {
                     now + timeout
                 );
                 let delta = (timeout.ns() as f64 / tick).ceil();
-                let gran = 8f64.powi(level_for(delta as u128) as i32);
+                let gran = 8f64.powi(level_for(delta as u64) as i32);
                 let late = (at.ns() - (now + timeout).ns()) as f64;
                 assert!(late <= (gran + 1.0) * tick + 1.0, "hz {hz}: {late} ns late");
             }
